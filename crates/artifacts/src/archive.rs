@@ -1,0 +1,192 @@
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::{ArchiveFormat, Error};
+
+/// The zstd level used when none is given.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
+/// The xz preset used when none is given.
+pub const DEFAULT_XZ_PRESET: u32 = 6;
+
+/// How an archive is compressed when written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// zstd at a level (1..=22).
+    Zstd {
+        /// The level.
+        level: i32,
+    },
+    /// xz at a preset (0..=9).
+    Xz {
+        /// The preset.
+        preset: u32,
+    },
+}
+
+impl Compression {
+    /// Parses `zstd` or `xz` (the names `fileset_tool.py` accepts) at their default levels.
+    pub fn parse(kind: &str) -> Result<Self, Error> {
+        match kind {
+            "zstd" => Ok(Compression::Zstd {
+                level: DEFAULT_ZSTD_LEVEL,
+            }),
+            "xz" => Ok(Compression::Xz {
+                preset: DEFAULT_XZ_PRESET,
+            }),
+            _ => Err(Error::UnknownCompression(kind.to_owned())),
+        }
+    }
+
+    /// The archive format this compression writes.
+    pub fn format(self) -> ArchiveFormat {
+        match self {
+            Compression::Zstd { .. } => ArchiveFormat::TarZst,
+            Compression::Xz { .. } => ArchiveFormat::TarXz,
+        }
+    }
+}
+
+/// Wraps `reader` in the decompressor of `format`: the uncompressed tar stream.
+pub fn decoder<'a, R: Read + Send + 'a>(
+    format: ArchiveFormat,
+    reader: R,
+) -> io::Result<Box<dyn Read + Send + 'a>> {
+    Ok(match format {
+        ArchiveFormat::TarZst => Box::new(zstd::stream::read::Decoder::new(reader)?),
+        ArchiveFormat::TarXz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(
+            BufReader::new(reader),
+        )),
+    })
+}
+
+/// Opens an artifact archive for reading, choosing the decompressor by the file name suffix.
+pub fn open_archive(path: &Path) -> Result<tar::Archive<Box<dyn Read + Send>>, Error> {
+    let format = ArchiveFormat::from_path(path)?;
+    let file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+    let reader = decoder(format, BufReader::new(file)).map_err(|e| Error::read(path, e))?;
+    Ok(tar::Archive::new(reader))
+}
+
+/// The member paths of an archive, in archive order.
+pub fn list_members(path: &Path) -> Result<Vec<String>, Error> {
+    let mut archive = open_archive(path)?;
+    let mut names = Vec::new();
+    for entry in archive.entries().map_err(|e| Error::read(path, e))? {
+        let entry = entry.map_err(|e| Error::read(path, e))?;
+        let name = entry.path().map_err(|e| Error::read(path, e))?;
+        names.push(name.to_string_lossy().into_owned());
+    }
+    Ok(names)
+}
+
+enum Encoder {
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<std::fs::File>>),
+    Xz(liblzma::write::XzEncoder<BufWriter<std::fs::File>>),
+}
+
+impl Write for Encoder {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Encoder::Zstd(e) => e.write(buf),
+            Encoder::Xz(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Encoder::Zstd(e) => e.flush(),
+            Encoder::Xz(e) => e.flush(),
+        }
+    }
+}
+
+impl Encoder {
+    fn finish(self) -> io::Result<std::fs::File> {
+        let buffered = match self {
+            Encoder::Zstd(e) => e.finish()?,
+            Encoder::Xz(e) => e.finish()?,
+        };
+        buffered
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+}
+
+/// Writes a compressed tar archive under a temporary name beside `dest` and renames it into
+/// place only when [`ArchiveWriter::finish`] succeeds: a failed or abandoned write never leaves
+/// a partial archive at `dest`.
+pub struct ArchiveWriter {
+    builder: tar::Builder<Encoder>,
+    temp: tempfile::NamedTempFile,
+    dest: PathBuf,
+}
+
+impl ArchiveWriter {
+    /// Starts an archive to be written to `dest`.
+    pub fn create(dest: &Path, compression: Compression) -> Result<Self, Error> {
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let file_name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{file_name}."))
+            .suffix(".partial")
+            .tempfile_in(dir)
+            .map_err(|e| Error::write(dest, e))?;
+        let file = temp
+            .as_file()
+            .try_clone()
+            .map_err(|e| Error::write(dest, e))?;
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let encoder = match compression {
+            Compression::Zstd { level } => Encoder::Zstd(
+                zstd::stream::write::Encoder::new(out, level).map_err(|e| Error::write(dest, e))?,
+            ),
+            Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
+        };
+        let mut builder = tar::Builder::new(encoder);
+        builder.follow_symlinks(false);
+        Ok(Self {
+            builder,
+            temp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    /// Adds a regular file with `data` and `mode` at `arcname`.
+    pub fn append_data(&mut self, arcname: &str, data: &[u8], mode: u32) -> Result<(), Error> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(mode);
+        header.set_entry_type(tar::EntryType::Regular);
+        self.builder
+            .append_data(&mut header, arcname, data)
+            .map_err(|e| Error::write(&self.dest, e))
+    }
+
+    /// Adds the file, directory or symlink at `path` (not following symlinks) as `arcname`.
+    pub fn append_path(&mut self, arcname: &str, path: &Path) -> Result<(), Error> {
+        self.builder
+            .append_path_with_name(path, arcname)
+            .map_err(|e| Error::read(path, e))
+    }
+
+    /// Completes the archive, flushes it to disk and renames it to its destination.
+    pub fn finish(self) -> Result<PathBuf, Error> {
+        let Self {
+            builder,
+            temp,
+            dest,
+        } = self;
+        let encoder = builder.into_inner().map_err(|e| Error::write(&dest, e))?;
+        let file = encoder.finish().map_err(|e| Error::write(&dest, e))?;
+        file.sync_all().map_err(|e| Error::write(&dest, e))?;
+        temp.persist(&dest)
+            .map_err(|e| Error::write(&dest, e.error))?;
+        Ok(dest)
+    }
+}

@@ -1,0 +1,321 @@
+use std::path::Path;
+
+use super::*;
+
+fn triple(a: &ArtifactName) -> (&str, &str, &str) {
+    (a.name(), a.component(), a.target_family())
+}
+
+// Spec §18.7: names.
+#[test]
+fn artifact_names() {
+    type Case<'a> = (&'a str, Option<(&'a str, &'a str, &'a str)>);
+    let dir = tempfile::tempdir().unwrap();
+    let artifact_dir = dir.path().join("name_component_generic");
+    fs_err::create_dir(&artifact_dir).unwrap();
+    let from_dir = ArtifactName::from_path(&artifact_dir).unwrap();
+    assert_eq!(triple(&from_dir), ("name", "component", "generic"));
+    let from_file =
+        ArtifactName::from_path(&dir.path().join("name_component_generic.tar.xz")).unwrap();
+    assert_eq!(from_dir, from_file);
+    {
+        use std::hash::{BuildHasher, RandomState};
+        let s = RandomState::new();
+        assert_eq!(s.hash_one(&from_dir), s.hash_one(&from_file));
+    }
+    {
+        use std::collections::HashSet;
+        let set: HashSet<_> = [from_dir.clone(), from_file.clone()].into_iter().collect();
+        assert_eq!(set.len(), 1);
+    }
+    assert_eq!(format!("{from_dir:?}"), "Artifact(name[component:generic])");
+
+    let cases: &[Case<'_>] = &[
+        (
+            "name_component_generic.tar.xz",
+            Some(("name", "component", "generic")),
+        ),
+        (
+            "rccl_test_gfx942:xnack+.tar.zst",
+            Some(("rccl", "test", "gfx942:xnack+")),
+        ),
+        ("a_b_c.d.tar.xz", Some(("a", "b", "c.d"))),
+        (
+            "amd-llvm_lib_generic.tar.zst",
+            Some(("amd-llvm", "lib", "generic")),
+        ),
+        ("invalid_name.zip", None),
+        ("underscore_name_component_generic.tar.xz", None),
+        ("name_component_generic.tar.gz", None),
+        ("name_component_generic", None),
+        ("name_component_generic.tar.xz.sha256sum", None),
+        ("_component_generic.tar.xz", None),
+        ("name__generic.tar.xz", None),
+        ("name_component_.tar.xz", None),
+        ("name_component_generic.TAR.XZ", None),
+        (".tar.xz", None),
+    ];
+    for (input, expected) in cases {
+        let parsed = ArtifactName::from_filename(input);
+        assert_eq!(parsed.as_ref().map(triple), *expected, "{input}");
+    }
+    // A path separator never parses as part of a field.
+    assert_eq!(ArtifactName::from_dir_name("a/b_c_d"), None);
+    assert_eq!(ArtifactName::from_dir_name("a_c_.."), None);
+}
+
+#[test]
+fn artifact_name_formatting_round_trips() {
+    let name = ArtifactName::new("rccl", "test", "gfx942:xnack+").unwrap();
+    assert_eq!(name.dir_name(), "rccl_test_gfx942:xnack+");
+    for format in ArchiveFormat::ALL {
+        let file = name.file_name(format);
+        assert_eq!(
+            ArtifactName::from_filename_with_format(&file),
+            Some((name.clone(), format))
+        );
+    }
+    assert_eq!(
+        name.file_name(ArchiveFormat::TarXz),
+        "rccl_test_gfx942:xnack+.tar.xz"
+    );
+    assert_eq!(
+        ArtifactName::from_dir_name(&name.dir_name()),
+        Some(name.clone())
+    );
+    assert_eq!(
+        "rccl_test_gfx942:xnack+".parse::<ArtifactName>().unwrap(),
+        name
+    );
+    assert_eq!(
+        "a_b".parse::<ArtifactName>().unwrap_err().to_string(),
+        "`a_b` is not an artifact name: expected `{name}_{component}_{target_family}` with an optional `.tar.zst` or `.tar.xz` suffix"
+    );
+    assert_eq!(ArtifactName::new("a", "b_c", "d"), None);
+}
+
+// Spec §18.7: archives.
+#[test]
+fn archive_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("test.tar.zst", Compression::parse("zstd").unwrap()),
+        ("test.tar.xz", Compression::parse("xz").unwrap()),
+        ("level1.tar.zst", Compression::Zstd { level: 1 }),
+    ];
+    for (file, compression) in cases {
+        let dest = dir.path().join(file);
+        let mut writer = ArchiveWriter::create(&dest, compression).unwrap();
+        writer.append_data("hello.txt", b"hello\n", 0o644).unwrap();
+        writer.finish().unwrap();
+        assert_eq!(list_members(&dest).unwrap(), vec!["hello.txt"]);
+        assert_eq!(
+            ArchiveFormat::from_path(&dest).unwrap(),
+            compression.format()
+        );
+    }
+    // Nothing but the three archives is left in the directory.
+    let mut left: Vec<_> = fs_err::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["level1.tar.zst", "test.tar.xz", "test.tar.zst"]);
+}
+
+#[test]
+fn archive_errors() {
+    let Err(err) = open_archive(Path::new("/x/test.tar.gz")) else {
+        panic!("opened")
+    };
+    assert_eq!(
+        err.to_string(),
+        "Unknown archive format: `/x/test.tar.gz` (expected a `.tar.zst` or `.tar.xz` file)"
+    );
+    let err = Compression::parse("gzip").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Unknown compression type: `gzip` (expected one of [xz, zstd])"
+    );
+    let err = list_members(Path::new("/nonexistent/a.tar.xz")).unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/a.tar.xz"), "{err}");
+}
+
+#[test]
+fn abandoned_writer_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("a.tar.zst");
+    fs_err::write(&dest, b"previous").unwrap();
+    let mut writer = ArchiveWriter::create(&dest, Compression::Zstd { level: 1 }).unwrap();
+    writer.append_data("x", b"data", 0o644).unwrap();
+    drop(writer);
+    assert_eq!(fs_err::read(&dest).unwrap(), b"previous");
+    assert_eq!(fs_err::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+// Spec §18.8: base architecture and matching.
+#[test]
+fn base_targets() {
+    let cases = [
+        ("", ""),
+        (":xnack+", ":xnack+"),
+        ("gfx942", "gfx942"),
+        ("gfx942:xnack+", "gfx942"),
+        ("garbage-*&%^$", "garbage-*&%^$"),
+    ];
+    for (input, base) in cases {
+        assert_eq!(base_target(input), base);
+    }
+    let sel = TargetSelection::new(None, ["gfx942"]);
+    for (target, expected) in [
+        ("", false),
+        ("garbage-*&%^$", false),
+        ("gfx942", true),
+        ("gfx942:xnack+", true),
+        ("generic", true),
+    ] {
+        assert_eq!(sel.matches_target(target), expected, "{target}");
+    }
+}
+
+// Spec §18.8: selections over listings.
+#[test]
+#[expect(clippy::too_many_lines, reason = "a table of vectors")]
+fn selections() {
+    type Case<'a> = (&'a [&'a str], Option<&'a str>, &'a [&'a str], &'a [&'a str]);
+    let cases: &[Case<'_>] = &[
+        (
+            &[
+                "rocblas_lib_gfx94X.tar.xz",
+                "rocblas_lib_gfx110X.tar.xz",
+                "amd-llvm_lib_generic.tar.xz",
+                "hipblas_lib_gfx94X.tar.xz",
+            ],
+            Some("gfx94X"),
+            &[],
+            &[
+                "rocblas_lib_gfx94X.tar.xz",
+                "amd-llvm_lib_generic.tar.xz",
+                "hipblas_lib_gfx94X.tar.xz",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_lib_gfx1100.tar.zst",
+                "blas_test_generic.tar.zst",
+                "blas_test_gfx942.tar.zst",
+            ],
+            Some("gfx94X-dcgpu"),
+            &["gfx942"],
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_test_generic.tar.zst",
+                "blas_test_gfx942.tar.zst",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_gfx94X-dcgpu.tar.xz",
+                "fft_lib_gfx942.tar.zst",
+                "amd-llvm_lib_generic.tar.xz",
+                "rand_lib_gfx110X-all.tar.xz",
+            ],
+            Some("gfx94X-dcgpu"),
+            &["gfx942"],
+            &[
+                "blas_lib_gfx94X-dcgpu.tar.xz",
+                "fft_lib_gfx942.tar.zst",
+                "amd-llvm_lib_generic.tar.xz",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_gfx94X-dcgpu.tar.xz",
+                "blas_lib_gfx942.tar.zst",
+                "amd-llvm_lib_generic.tar.xz",
+            ],
+            Some("gfx94X-dcgpu"),
+            &[],
+            &[
+                "blas_lib_gfx94X-dcgpu.tar.xz",
+                "amd-llvm_lib_generic.tar.xz",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_lib_gfx90a.tar.zst",
+                "blas_lib_gfx1100.tar.zst",
+            ],
+            Some("gfx94X-dcgpu"),
+            &["gfx942", "gfx90a"],
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_lib_gfx90a.tar.zst",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_generic.tar.zst",
+                "README.md",
+                "some_random_file.txt",
+                "blas_lib_gfx942.tar.zst",
+            ],
+            Some("gfx94X-dcgpu"),
+            &["gfx942"],
+            &["blas_lib_generic.tar.zst", "blas_lib_gfx942.tar.zst"],
+        ),
+        (
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_test_gfx942.tar.zst",
+                "rccl_test_gfx942:xnack+.tar.zst",
+                "rccl_lib_gfx942:xnack-.tar.zst",
+                "blas_lib_gfx1100.tar.zst",
+            ],
+            None,
+            &["gfx942"],
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "blas_test_gfx942.tar.zst",
+                "rccl_test_gfx942:xnack+.tar.zst",
+                "rccl_lib_gfx942:xnack-.tar.zst",
+            ],
+        ),
+        (
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "rccl_test_gfx942:xnack+.tar.zst",
+            ],
+            None,
+            &["gfx942:xnack+"],
+            &[
+                "blas_lib_generic.tar.zst",
+                "blas_lib_gfx942.tar.zst",
+                "rccl_test_gfx942:xnack+.tar.zst",
+            ],
+        ),
+    ];
+    for (listing, group, targets, kept) in cases {
+        let sel = TargetSelection::new(*group, targets.iter().copied());
+        let got: Vec<&str> = listing
+            .iter()
+            .copied()
+            .filter(|f| ArtifactName::from_filename(f).is_some_and(|a| sel.matches(&a)))
+            .collect();
+        assert_eq!(got, *kept, "{group:?} {targets:?}");
+    }
+    let sel = TargetSelection::new(Some("gfx94X-dcgpu"), ["gfx942", ""]);
+    assert_eq!(
+        sel.families().collect::<Vec<_>>(),
+        ["generic", "gfx942", "gfx94X-dcgpu"]
+    );
+}

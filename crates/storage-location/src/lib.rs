@@ -1,0 +1,243 @@
+//! A place in object storage: a bucket plus a key relative to it.
+//!
+//! [`StorageLocation`] is the bridge between layout computation (which produces locations) and
+//! the storage backends (which consume them). It renders as an `s3://` URI, a public
+//! `https://` URL, or a path under a local staging directory. It performs no I/O.
+//!
+//! ```
+//! use storage_location::StorageLocation;
+//!
+//! let loc = StorageLocation::new("my-bucket", "12345-linux/rocm 7.0+abc.tar.xz");
+//! assert_eq!(loc.s3_uri(), "s3://my-bucket/12345-linux/rocm 7.0+abc.tar.xz");
+//! assert_eq!(
+//!     loc.https_url(),
+//!     "https://my-bucket.s3.amazonaws.com/12345-linux/rocm%207.0%2Babc.tar.xz"
+//! );
+//! let local = loc.local_path("/tmp/staging".as_ref())?;
+//! assert!(local.ends_with("12345-linux/rocm 7.0+abc.tar.xz"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A bucket and a key (`relative_path`) inside it. Immutable: fields are read through accessors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StorageLocation {
+    bucket: String,
+    relative_path: String,
+}
+
+/// A key that cannot be mapped below a local staging directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsafeKeyError {
+    key: String,
+}
+
+impl fmt::Display for UnsafeKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Key `{}` has a `..` component and would leave the staging directory",
+            self.key
+        )
+    }
+}
+
+impl std::error::Error for UnsafeKeyError {}
+
+impl StorageLocation {
+    /// A location for `relative_path` in `bucket`. No validation: keys are whatever S3 accepts.
+    pub fn new(bucket: impl Into<String>, relative_path: impl Into<String>) -> Self {
+        Self {
+            bucket: bucket.into(),
+            relative_path: relative_path.into(),
+        }
+    }
+
+    /// The bucket name.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The key relative to the bucket (or to the staging directory).
+    pub fn relative_path(&self) -> &str {
+        &self.relative_path
+    }
+
+    /// `s3://{bucket}/{relative_path}`, the key left as is (the AWS CLI form).
+    pub fn s3_uri(&self) -> String {
+        format!("s3://{}/{}", self.bucket, self.relative_path)
+    }
+
+    /// `https://{bucket}.s3.amazonaws.com/{key}` with the key percent-encoded so that S3 reads it
+    /// back as the same key: `+` (which S3 would read as a space), space, `%`, `#`, `?`, control
+    /// and non-ASCII bytes are escaped; `/` and the characters that are safe in a URL path stay.
+    pub fn https_url(&self) -> String {
+        format!(
+            "https://{}.s3.amazonaws.com/{}",
+            self.bucket,
+            encode_key(&self.relative_path)
+        )
+    }
+
+    /// The key as a path below `staging_dir` (the bucket is ignored). The key is split on `/`
+    /// and joined component by component, so a leading `/` cannot make the result absolute;
+    /// a `..` component is refused.
+    pub fn local_path(&self, staging_dir: &Path) -> Result<PathBuf, UnsafeKeyError> {
+        let mut path = staging_dir.to_path_buf();
+        for part in self.relative_path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    return Err(UnsafeKeyError {
+                        key: self.relative_path.clone(),
+                    });
+                }
+                part => path.push(part),
+            }
+        }
+        Ok(path)
+    }
+
+    /// A location for `child` below this one (`{relative_path}/{child}`).
+    #[must_use]
+    pub fn join(&self, child: &str) -> Self {
+        let relative_path = if self.relative_path.is_empty() {
+            child.to_owned()
+        } else {
+            format!(
+                "{}/{}",
+                self.relative_path.trim_end_matches('/'),
+                child.trim_start_matches('/')
+            )
+        };
+        Self::new(self.bucket.clone(), relative_path)
+    }
+}
+
+impl fmt::Display for StorageLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s3://{}/{}", self.bucket, self.relative_path)
+    }
+}
+
+/// Percent-encodes an S3 key for use in a URL path: RFC 3986 unreserved characters, `/` and the
+/// path-safe sub-delimiters stay, every other byte (of the UTF-8 form) becomes `%XX`.
+fn encode_key(key: &str) -> String {
+    const KEEP: &[u8] = b"-._~/:@!$'()*,;=";
+    let mut out = String::with_capacity(key.len());
+    for &b in key.as_bytes() {
+        if b.is_ascii_alphanumeric() || KEEP.contains(&b) {
+            out.push(char::from(b));
+        } else {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Spec §18.1.
+    #[test]
+    fn reference_vectors() {
+        let loc = StorageLocation::new("my-bucket", "12345-linux/file.tar.xz");
+        assert_eq!(loc.s3_uri(), "s3://my-bucket/12345-linux/file.tar.xz");
+        assert_eq!(
+            loc.https_url(),
+            "https://my-bucket.s3.amazonaws.com/12345-linux/file.tar.xz"
+        );
+        let log = StorageLocation::new("my-bucket", "12345-linux/logs/group/build.log");
+        assert_eq!(
+            log.local_path(Path::new("/tmp/staging")).unwrap(),
+            PathBuf::from("/tmp/staging/12345-linux/logs/group/build.log")
+        );
+        // Immutability is structural: the fields are private and there are no setters.
+        assert_eq!(loc.bucket(), "my-bucket");
+        assert_eq!(loc.relative_path(), "12345-linux/file.tar.xz");
+    }
+
+    #[test]
+    fn https_url_encoding() {
+        let cases = [
+            ("a/b.tar.xz", "a/b.tar.xz"),
+            (
+                "python/rocm-7.14.0.dev0+13caf791.tar.gz",
+                "python/rocm-7.14.0.dev0%2B13caf791.tar.gz",
+            ),
+            ("a b", "a%20b"),
+            ("100%", "100%25"),
+            ("q?x#y", "q%3Fx%23y"),
+            ("gfx942:xnack+", "gfx942:xnack%2B"),
+            ("caf\u{e9}", "caf%C3%A9"),
+            ("tab\tnl\n", "tab%09nl%0A"),
+            ("a&b", "a%26b"),
+            ("~user/(1)", "~user/(1)"),
+            ("", ""),
+        ];
+        for (key, encoded) in cases {
+            let loc = StorageLocation::new("b", key);
+            assert_eq!(
+                loc.https_url(),
+                format!("https://b.s3.amazonaws.com/{encoded}"),
+                "key {key:?}"
+            );
+            // The s3 URI stays raw.
+            assert_eq!(loc.s3_uri(), format!("s3://b/{key}"));
+        }
+    }
+
+    #[test]
+    fn empty_key_renders_bucket_root() {
+        let loc = StorageLocation::new("b", "");
+        assert_eq!(loc.s3_uri(), "s3://b/");
+        assert_eq!(loc.https_url(), "https://b.s3.amazonaws.com/");
+        assert_eq!(
+            loc.local_path(Path::new("/s")).unwrap(),
+            PathBuf::from("/s")
+        );
+    }
+
+    #[test]
+    fn local_path_stays_below_staging_dir() {
+        let staging = Path::new("/s");
+        let abs = StorageLocation::new("b", "/etc/passwd");
+        assert_eq!(
+            abs.local_path(staging).unwrap(),
+            PathBuf::from("/s/etc/passwd")
+        );
+        let dots = StorageLocation::new("b", "a/./b//c");
+        assert_eq!(dots.local_path(staging).unwrap(), PathBuf::from("/s/a/b/c"));
+        let escape = StorageLocation::new("b", "a/../../etc");
+        let err = escape.local_path(staging).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Key `a/../../etc` has a `..` component and would leave the staging directory"
+        );
+    }
+
+    #[test]
+    fn join_and_equality() {
+        let root = StorageLocation::new("b", "1-linux");
+        assert_eq!(
+            root.join("x.tar.xz"),
+            StorageLocation::new("b", "1-linux/x.tar.xz")
+        );
+        assert_eq!(root.join("/x"), StorageLocation::new("b", "1-linux/x"));
+        assert_eq!(
+            StorageLocation::new("b", "").join("x"),
+            StorageLocation::new("b", "x")
+        );
+        assert_ne!(
+            StorageLocation::new("a", "k"),
+            StorageLocation::new("b", "k")
+        );
+        assert_eq!(root.to_string(), "s3://b/1-linux");
+    }
+}

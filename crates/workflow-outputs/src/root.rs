@@ -1,0 +1,236 @@
+use storage_location::StorageLocation;
+
+use crate::buckets::BucketSelection;
+use crate::{Error, Platform};
+
+/// The run id of [`WorkflowOutputRoot::for_local`] when none is given.
+pub const DEFAULT_LOCAL_RUN_ID: &str = "local";
+/// The bucket of [`WorkflowOutputRoot::for_local`] when none is given.
+pub const DEFAULT_LOCAL_BUCKET: &str = "local";
+
+/// The root of one CI run's outputs: `{bucket}/{external_repo}{run_id}-{platform}/`.
+///
+/// Every key of the run comes from a method of this type; all of them are pure string
+/// formatting and return a [`StorageLocation`] in the root's bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WorkflowOutputRoot {
+    bucket: String,
+    external_repo: String,
+    run_id: String,
+    platform: Platform,
+}
+
+fn validate_run_id(run_id: &str) -> Result<(), Error> {
+    let reason = if run_id.is_empty() {
+        "it is empty"
+    } else if run_id.contains(['/', '\\']) {
+        "it contains a path separator"
+    } else if run_id.chars().any(char::is_control) || run_id.contains(' ') {
+        "it contains whitespace or control characters"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidRunId {
+        value: run_id.to_owned(),
+        reason,
+    })
+}
+
+fn validate_external_repo(prefix: &str) -> Result<(), Error> {
+    let ok = prefix.is_empty()
+        || prefix
+            .strip_suffix('/')
+            .is_some_and(|p| !p.is_empty() && !p.contains(['/', '\\']) && p != "." && p != "..");
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidExternalRepo {
+            value: prefix.to_owned(),
+        })
+    }
+}
+
+impl WorkflowOutputRoot {
+    /// A root from explicit parts. `external_repo` is empty or `{owner}-{name}/`.
+    pub fn new(
+        bucket: impl Into<String>,
+        external_repo: impl Into<String>,
+        run_id: impl Into<String>,
+        platform: Platform,
+    ) -> Result<Self, Error> {
+        let (external_repo, run_id) = (external_repo.into(), run_id.into());
+        validate_external_repo(&external_repo)?;
+        validate_run_id(&run_id)?;
+        Ok(Self {
+            bucket: bucket.into(),
+            external_repo,
+            run_id,
+            platform,
+        })
+    }
+
+    /// A root for local development: run id `local`, the host platform and bucket `local`
+    /// unless given. Reads nothing from the environment.
+    pub fn for_local(
+        run_id: Option<&str>,
+        platform: Option<Platform>,
+        bucket: Option<&str>,
+    ) -> Result<Self, Error> {
+        Self::new(
+            bucket.unwrap_or(DEFAULT_LOCAL_BUCKET),
+            "",
+            run_id.unwrap_or(DEFAULT_LOCAL_RUN_ID),
+            platform.unwrap_or_else(Platform::host),
+        )
+    }
+
+    /// The root of a workflow run whose bucket was selected by [`BucketSelection::resolve`].
+    pub fn for_workflow_run(
+        run_id: impl Into<String>,
+        platform: Platform,
+        selection: &BucketSelection,
+    ) -> Result<Self, Error> {
+        Self::new(
+            selection.config().name(),
+            selection.external_repo(),
+            run_id,
+            platform,
+        )
+    }
+
+    /// The bucket.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// `""` or `{owner}-{name}/`.
+    pub fn external_repo(&self) -> &str {
+        &self.external_repo
+    }
+
+    /// The workflow run id (or `local`).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> Platform {
+        self.platform
+    }
+
+    /// `{external_repo}{run_id}-{platform}`, without a trailing slash.
+    pub fn prefix(&self) -> String {
+        format!("{}{}-{}", self.external_repo, self.run_id, self.platform)
+    }
+
+    fn at(&self, suffix: std::fmt::Arguments<'_>) -> StorageLocation {
+        StorageLocation::new(self.bucket.clone(), format!("{}{suffix}", self.prefix()))
+    }
+
+    /// `{prefix}`.
+    pub fn root(&self) -> StorageLocation {
+        StorageLocation::new(self.bucket.clone(), self.prefix())
+    }
+
+    /// `{prefix}/{filename}`: an artifact archive or its `.sha256sum` sidecar.
+    pub fn artifact(&self, filename: &str) -> StorageLocation {
+        self.at(format_args!("/{filename}"))
+    }
+
+    /// `{prefix}/index.html`.
+    pub fn artifact_index(&self) -> StorageLocation {
+        self.at(format_args!("/index.html"))
+    }
+
+    /// `{prefix}/logs/{group}`.
+    pub fn log_dir(&self, artifact_group: &str) -> StorageLocation {
+        self.at(format_args!("/logs/{artifact_group}"))
+    }
+
+    /// `{prefix}/logs/{stage}/{family}`, or `{prefix}/logs/{stage}` when `family` is empty.
+    pub fn log_stage_dir(&self, stage: &str, family: &str) -> StorageLocation {
+        if family.is_empty() {
+            self.at(format_args!("/logs/{stage}"))
+        } else {
+            self.at(format_args!("/logs/{stage}/{family}"))
+        }
+    }
+
+    /// `{prefix}/logs/{group}/{filename}`.
+    pub fn log_file(&self, artifact_group: &str, filename: &str) -> StorageLocation {
+        self.at(format_args!("/logs/{artifact_group}/{filename}"))
+    }
+
+    /// `{prefix}/logs/{group}/index.html`.
+    pub fn log_index(&self, artifact_group: &str) -> StorageLocation {
+        self.at(format_args!("/logs/{artifact_group}/index.html"))
+    }
+
+    /// `{prefix}/logs/index.html`.
+    pub fn log_root_index(&self) -> StorageLocation {
+        self.at(format_args!("/logs/index.html"))
+    }
+
+    /// `{prefix}/logs/{group}/build_observability.html`.
+    pub fn build_observability(&self, artifact_group: &str) -> StorageLocation {
+        self.at(format_args!(
+            "/logs/{artifact_group}/build_observability.html"
+        ))
+    }
+
+    /// `{prefix}/manifests/{group}`.
+    pub fn manifest_dir(&self, artifact_group: &str) -> StorageLocation {
+        self.at(format_args!("/manifests/{artifact_group}"))
+    }
+
+    /// `{prefix}/manifests/{group}/therock_manifest.json`.
+    pub fn manifest(&self, artifact_group: &str) -> StorageLocation {
+        self.at(format_args!(
+            "/manifests/{artifact_group}/therock_manifest.json"
+        ))
+    }
+
+    /// `{prefix}/manifests/therock_manifest.json`.
+    pub fn manifest_root(&self) -> StorageLocation {
+        self.at(format_args!("/manifests/therock_manifest.json"))
+    }
+
+    /// `{prefix}/manifests/index.html`.
+    pub fn manifests_index(&self) -> StorageLocation {
+        self.at(format_args!("/manifests/index.html"))
+    }
+
+    /// `{prefix}/packages/{pkg_type}`: an APT (`deb`) or RPM (`rpm`) repository.
+    pub fn native_linux_packages(&self, pkg_type: &str) -> StorageLocation {
+        self.at(format_args!("/packages/{pkg_type}"))
+    }
+
+    /// `{prefix}/logs/packaging/{pkg_type}`.
+    pub fn native_linux_packages_log_dir(&self, pkg_type: &str) -> StorageLocation {
+        self.at(format_args!("/logs/packaging/{pkg_type}"))
+    }
+
+    /// `{prefix}/logs/packaging/{pkg_type}/index.html`.
+    pub fn native_linux_packages_log_index(&self, pkg_type: &str) -> StorageLocation {
+        self.at(format_args!("/logs/packaging/{pkg_type}/index.html"))
+    }
+
+    /// `{prefix}/python/{group}`, or `{prefix}/python` when `artifact_group` is empty.
+    pub fn python_packages(&self, artifact_group: &str) -> StorageLocation {
+        if artifact_group.is_empty() {
+            self.at(format_args!("/python"))
+        } else {
+            self.at(format_args!("/python/{artifact_group}"))
+        }
+    }
+
+    /// `{prefix}/tarballs`.
+    pub fn tarballs(&self) -> StorageLocation {
+        self.at(format_args!("/tarballs"))
+    }
+
+    /// `{prefix}/tarballs/{filename}`.
+    pub fn tarball(&self, filename: &str) -> StorageLocation {
+        self.at(format_args!("/tarballs/{filename}"))
+    }
+}
