@@ -1,0 +1,448 @@
+use std::io::Read;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+
+use crate::env::{EnvVars, non_empty, process_env};
+
+/// The public GitHub REST API.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+/// The public GitHub web UI.
+pub const DEFAULT_SERVER_URL: &str = "https://github.com";
+/// Responses larger than this are refused.
+const MAX_RESPONSE_BYTES: u64 = 64 << 20;
+
+/// A failed REST request.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// Rate limited, and the limit does not reset within the policy's patience.
+    #[error(
+        "GitHub API rate limit exceeded for {url} ({detail}). Authenticate with `gh auth login` or set GITHUB_TOKEN to increase limits. See https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+    )]
+    RateLimited {
+        /// The URL requested.
+        url: String,
+        /// Attempts made and when the limit resets.
+        detail: String,
+    },
+    /// 401 or 403 for another reason than a rate limit.
+    #[error(
+        "Access denied ({status}) for {url}. Check that the token has the necessary permissions (e.g. `repo`, `workflow`)"
+    )]
+    Forbidden {
+        /// The URL requested.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+    },
+    /// 404.
+    #[error(
+        "Resource not found (404) for {url}. Verify the repository, workflow, or run ID exists"
+    )]
+    NotFound {
+        /// The URL requested.
+        url: String,
+    },
+    /// Any other HTTP error, after retries for server errors.
+    #[error("HTTP {status} error for {url} after {attempts} attempt(s): {body}")]
+    Http {
+        /// The URL requested.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// Attempts made.
+        attempts: u32,
+        /// The start of the response body.
+        body: String,
+    },
+    /// The request could not be made or the response not read, after retries.
+    #[error("Network error for {url} after {attempts} attempt(s)")]
+    Network {
+        /// The URL requested.
+        url: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The cause.
+        #[source]
+        source: Box<ureq::Transport>,
+    },
+    /// The body could not be read.
+    #[error("Failed to read the response from {url}")]
+    Body {
+        /// The URL requested.
+        url: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The body is not the JSON expected.
+    #[error("Invalid JSON response from {url}")]
+    InvalidJson {
+        /// The URL requested.
+        url: String,
+        /// The cause (with line and column).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A workflow run could not be fetched.
+    #[error(
+        "Failed to query workflow run {run_id} in repository {repository}: {run_url}\n  {source}\nHint: Did you mean to specify a different repository with --run-github-repo?"
+    )]
+    WorkflowRun {
+        /// The repository asked.
+        repository: String,
+        /// The run id asked.
+        run_id: String,
+        /// The run's web page.
+        run_url: String,
+        /// What failed (shown in the message, so not exposed as the source).
+        source: Box<ApiError>,
+    },
+}
+
+/// How requests are retried: server errors (5xx), network errors and rate limits are
+/// retried with exponential backoff and jitter; a rate limit waits for its reset time when
+/// the server says it (`retry-after`, `x-ratelimit-reset`), up to `max_rate_limit_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// Delay before the first retry; doubled for each further one.
+    pub base_delay: Duration,
+    /// Upper bound of one backoff delay.
+    pub max_delay: Duration,
+    /// The longest wait for a rate limit to reset; longer waits fail at once.
+    pub max_rate_limit_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_rate_limit_wait: Duration::from_mins(5),
+        }
+    }
+}
+
+impl RetryPolicy {
+    fn backoff(&self, retry: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32 << retry.min(16))
+            .min(self.max_delay);
+        // Up to 25% jitter, from the clock: retries of parallel jobs spread out.
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        exp + exp.mul_f64(f64::from(nanos % 1000) / 4000.0)
+    }
+}
+
+/// A workflow run, as the REST API returns it (the fields the tools use).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WorkflowRun {
+    /// The run id.
+    pub id: u64,
+    /// The repository the run's head commit comes from; `None` when the fork was deleted.
+    #[serde(default)]
+    pub head_repository: Option<HeadRepository>,
+    /// The head commit.
+    #[serde(default)]
+    pub head_sha: Option<String>,
+    /// `queued`, `in_progress`, `completed`, ...
+    #[serde(default)]
+    pub status: Option<String>,
+    /// `success`, `failure`, ... once completed.
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    /// The run's web page.
+    #[serde(default)]
+    pub html_url: Option<String>,
+    /// Creation time (RFC 3339).
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// The head repository of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct HeadRepository {
+    /// `owner/name`.
+    pub full_name: String,
+}
+
+impl WorkflowRun {
+    /// `head_repository.full_name`, if the run has a head repository.
+    pub fn head_repository_full_name(&self) -> Option<&str> {
+        self.head_repository.as_ref().map(|r| r.full_name.as_str())
+    }
+}
+
+#[derive(Deserialize)]
+struct WorkflowRuns {
+    #[serde(default)]
+    workflow_runs: Vec<WorkflowRun>,
+}
+
+/// A client of the GitHub REST API.
+#[derive(Debug, Clone)]
+pub struct GithubClient {
+    api_url: String,
+    server_url: String,
+    token: Option<String>,
+    retry: RetryPolicy,
+    agent: ureq::Agent,
+}
+
+enum Attempt {
+    Done(Vec<u8>),
+    Retry { wait: Duration, error: ApiError },
+    Fail(ApiError),
+}
+
+impl GithubClient {
+    /// A client of the API at `api_url`, without a token, with the default retry policy.
+    pub fn new(api_url: &str) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(30))
+            .timeout(Duration::from_mins(5))
+            .user_agent(concat!("rock-ci/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Self {
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            server_url: DEFAULT_SERVER_URL.to_owned(),
+            token: None,
+            retry: RetryPolicy::default(),
+            agent,
+        }
+    }
+
+    /// A client configured from [`EnvVars::GITHUB_API_URL`], [`EnvVars::GITHUB_SERVER_URL`]
+    /// and the token in [`EnvVars::GITHUB_TOKEN`] or [`EnvVars::GH_TOKEN`].
+    pub fn from_env() -> Self {
+        Self::from_lookup(&process_env)
+    }
+
+    /// As [`GithubClient::from_env`], reading variables through `lookup`.
+    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Self {
+        let api_url = non_empty(lookup, EnvVars::GITHUB_API_URL);
+        let mut client = Self::new(api_url.as_deref().unwrap_or(DEFAULT_API_URL));
+        if let Some(server) = non_empty(lookup, EnvVars::GITHUB_SERVER_URL) {
+            client = client.with_server_url(&server);
+        }
+        client.token = non_empty(lookup, EnvVars::GITHUB_TOKEN)
+            .or_else(|| non_empty(lookup, EnvVars::GH_TOKEN));
+        client
+    }
+
+    /// Uses `token` as a bearer token.
+    #[must_use]
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into()).filter(|t| !t.is_empty());
+        self
+    }
+
+    /// Links to runs point at `server_url` instead of `https://github.com`.
+    #[must_use]
+    pub fn with_server_url(mut self, server_url: &str) -> Self {
+        server_url
+            .trim_end_matches('/')
+            .clone_into(&mut self.server_url);
+        self
+    }
+
+    /// Retries with `policy`.
+    #[must_use]
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The API base URL.
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The web page of a run.
+    pub fn run_url(&self, repository: &str, run_id: &str) -> String {
+        format!("{}/{repository}/actions/runs/{run_id}", self.server_url)
+    }
+
+    /// `GET /repos/{repository}/actions/runs/{run_id}`. Errors name the run's web page and
+    /// suggest `--run-github-repo`.
+    pub fn workflow_run(&self, repository: &str, run_id: &str) -> Result<WorkflowRun, ApiError> {
+        let url = format!("{}/repos/{repository}/actions/runs/{run_id}", self.api_url);
+        self.get_json(&url).map_err(|e| ApiError::WorkflowRun {
+            repository: repository.to_owned(),
+            run_id: run_id.to_owned(),
+            run_url: self.run_url(repository, run_id),
+            source: Box::new(e),
+        })
+    }
+
+    /// The runs of `workflow_file` for commit `sha`, newest first (first page only).
+    pub fn workflow_runs_for_commit(
+        &self,
+        repository: &str,
+        workflow_file: &str,
+        sha: &str,
+    ) -> Result<Vec<WorkflowRun>, ApiError> {
+        let url = format!(
+            "{}/repos/{repository}/actions/workflows/{workflow_file}/runs?head_sha={sha}&sort=created&direction=desc",
+            self.api_url
+        );
+        let mut runs = self.get_json::<WorkflowRuns>(&url)?.workflow_runs;
+        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        Ok(runs)
+    }
+
+    /// GETs `url` and parses the JSON body, retrying per the policy.
+    pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, ApiError> {
+        let body = self.get_with_retries(url)?;
+        serde_json::from_slice(&body).map_err(|source| ApiError::InvalidJson {
+            url: url.to_owned(),
+            source,
+        })
+    }
+
+    fn get_with_retries(&self, url: &str) -> Result<Vec<u8>, ApiError> {
+        if self.token.is_none() {
+            tracing::warn!(
+                "No GitHub token (GITHUB_TOKEN or GH_TOKEN); requests may be rate limited"
+            );
+        }
+        let mut attempt = 1;
+        loop {
+            match self.attempt(url, attempt) {
+                Attempt::Done(body) => return Ok(body),
+                Attempt::Fail(error) => return Err(error),
+                Attempt::Retry { error, .. } if attempt >= self.retry.max_attempts => {
+                    return Err(error);
+                }
+                Attempt::Retry { wait, error } => {
+                    tracing::warn!(
+                        "GitHub API request failed (attempt {attempt} of {}), retrying in {:.1}s: {error}",
+                        self.retry.max_attempts,
+                        wait.as_secs_f64()
+                    );
+                    std::thread::sleep(wait);
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    fn attempt(&self, url: &str, attempt: u32) -> Attempt {
+        let mut request = self
+            .agent
+            .get(url)
+            .set("Accept", "application/vnd.github+json")
+            .set("X-GitHub-Api-Version", "2022-11-28");
+        if let Some(token) = &self.token {
+            request = request.set("Authorization", &format!("Bearer {token}"));
+        }
+        let backoff = self.retry.backoff(attempt - 1);
+        match request.call() {
+            Ok(response) => match read_body(response) {
+                Ok(body) => Attempt::Done(body),
+                Err(source) => Attempt::Retry {
+                    wait: backoff,
+                    error: ApiError::Body {
+                        url: url.to_owned(),
+                        source,
+                    },
+                },
+            },
+            Err(ureq::Error::Transport(transport)) => Attempt::Retry {
+                wait: backoff,
+                error: ApiError::Network {
+                    url: url.to_owned(),
+                    attempts: attempt,
+                    source: Box::new(transport),
+                },
+            },
+            Err(ureq::Error::Status(status, response)) => {
+                self.classify_status(url, attempt, status, response, backoff)
+            }
+        }
+    }
+
+    fn classify_status(
+        &self,
+        url: &str,
+        attempt: u32,
+        status: u16,
+        response: ureq::Response,
+        backoff: Duration,
+    ) -> Attempt {
+        let header_secs = |name: &str| {
+            response
+                .header(name)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let retry_after = header_secs("retry-after").map(Duration::from_secs);
+        let remaining = header_secs("x-ratelimit-remaining");
+        let reset_wait = header_secs("x-ratelimit-reset").map(|reset| {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            Duration::from_secs(reset.saturating_sub(now) + 1)
+        });
+        let body = read_body(response)
+            .map(|b| String::from_utf8_lossy(&b[..b.len().min(500)]).into_owned())
+            .unwrap_or_default();
+        let rate_limited = matches!(status, 403 | 429)
+            && (remaining == Some(0)
+                || retry_after.is_some()
+                || status == 429
+                || body.to_lowercase().contains("rate limit"));
+        let url = url.to_owned();
+        if rate_limited {
+            let wait = match (retry_after, remaining, reset_wait) {
+                (Some(wait), _, _) | (None, Some(0), Some(wait)) => wait,
+                _ => backoff,
+            };
+            let error = ApiError::RateLimited {
+                url,
+                detail: format!(
+                    "status {status}, {attempt} attempt(s), reset in {}s",
+                    wait.as_secs()
+                ),
+            };
+            if wait > self.retry.max_rate_limit_wait {
+                return Attempt::Fail(error);
+            }
+            return Attempt::Retry { wait, error };
+        }
+        match status {
+            401 | 403 => Attempt::Fail(ApiError::Forbidden { url, status }),
+            404 => Attempt::Fail(ApiError::NotFound { url }),
+            408 | 500..=599 => Attempt::Retry {
+                wait: retry_after.unwrap_or(backoff),
+                error: ApiError::Http {
+                    url,
+                    status,
+                    attempts: attempt,
+                    body,
+                },
+            },
+            _ => Attempt::Fail(ApiError::Http {
+                url,
+                status,
+                attempts: attempt,
+                body,
+            }),
+        }
+    }
+}
+
+fn read_body(response: ureq::Response) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    response
+        .into_reader()
+        .take(MAX_RESPONSE_BYTES)
+        .read_to_end(&mut body)?;
+    Ok(body)
+}

@@ -1,0 +1,34 @@
+/// The environment variables this crate reads.
+pub struct EnvVars;
+
+impl EnvVars {
+    /// The event that triggered the run (`pull_request`, `push`, ...).
+    pub const GITHUB_EVENT_NAME: &'static str = "GITHUB_EVENT_NAME";
+    /// Path of the event payload JSON.
+    pub const GITHUB_EVENT_PATH: &'static str = "GITHUB_EVENT_PATH";
+    /// Token for the REST API (`Authorization: Bearer`).
+    pub const GITHUB_TOKEN: &'static str = "GITHUB_TOKEN";
+    /// Token for the REST API when [`Self::GITHUB_TOKEN`] is unset (the `gh` CLI's variable).
+    pub const GH_TOKEN: &'static str = "GH_TOKEN";
+    /// Base URL of the REST API; default `https://api.github.com` (GitHub Enterprise Server
+    /// sets it).
+    pub const GITHUB_API_URL: &'static str = "GITHUB_API_URL";
+    /// Base URL of the web UI, for links to runs; default `https://github.com`.
+    pub const GITHUB_SERVER_URL: &'static str = "GITHUB_SERVER_URL";
+    /// File the step summary (markdown) is appended to.
+    pub const GITHUB_STEP_SUMMARY: &'static str = "GITHUB_STEP_SUMMARY";
+    /// Runner temp dir; the step summary is mirrored to `$RUNNER_TEMP/job_summary.md`.
+    pub const RUNNER_TEMP: &'static str = "RUNNER_TEMP";
+    /// File step outputs are appended to.
+    pub const GITHUB_OUTPUT: &'static str = "GITHUB_OUTPUT";
+}
+
+/// Reads a variable; unset, empty and non-UTF-8 values are all `None`.
+pub(crate) fn non_empty(lookup: &dyn Fn(&str) -> Option<String>, var: &str) -> Option<String> {
+    lookup(var).filter(|v| !v.is_empty())
+}
+
+/// Looks variables up in the process environment.
+pub fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
+}

@@ -1,0 +1,126 @@
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::env::{EnvVars, non_empty, process_env};
+
+/// A step summary or output file could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("Failed to append to `{}`", path.display())]
+pub struct WriteError {
+    path: PathBuf,
+    #[source]
+    source: io::Error,
+}
+
+/// What [`append_step_summary`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryOutcome {
+    /// Appended to the step summary file, and to the mirror file when one is named.
+    Written {
+        /// The mirror file written (`$RUNNER_TEMP/job_summary.md`), if any.
+        mirror: Option<PathBuf>,
+    },
+    /// [`EnvVars::GITHUB_STEP_SUMMARY`] is not set: nothing written.
+    NotConfigured,
+}
+
+fn append(path: &Path, text: &str) -> Result<(), WriteError> {
+    let result = fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.flush()
+        });
+    result.map_err(|source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Appends `summary` and a blank line to the step summary file named by
+/// [`EnvVars::GITHUB_STEP_SUMMARY`], mirrored to `$RUNNER_TEMP/job_summary.md` when
+/// [`EnvVars::RUNNER_TEMP`] is set.
+pub fn append_step_summary(summary: &str) -> Result<SummaryOutcome, WriteError> {
+    append_step_summary_with(summary, &process_env)
+}
+
+/// As [`append_step_summary`], reading variables through `lookup`.
+pub fn append_step_summary_with(
+    summary: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<SummaryOutcome, WriteError> {
+    let Some(file) = non_empty(lookup, EnvVars::GITHUB_STEP_SUMMARY) else {
+        tracing::warn!("GITHUB_STEP_SUMMARY is not set, not writing the job summary");
+        return Ok(SummaryOutcome::NotConfigured);
+    };
+    let block = format!("{summary}\n\n");
+    append(Path::new(&file), &block)?;
+    let mirror =
+        non_empty(lookup, EnvVars::RUNNER_TEMP).map(|dir| Path::new(&dir).join("job_summary.md"));
+    if let Some(mirror) = &mirror {
+        append(mirror, &block)?;
+    } else {
+        tracing::warn!("RUNNER_TEMP is not set, not mirroring the job summary");
+    }
+    Ok(SummaryOutcome::Written { mirror })
+}
+
+/// Sets step outputs by appending to the file named by [`EnvVars::GITHUB_OUTPUT`]. Returns
+/// whether they were written (`false` when the variable is not set).
+pub fn set_outputs(outputs: &[(&str, &str)]) -> Result<bool, WriteError> {
+    set_outputs_with(outputs, &process_env)
+}
+
+/// As [`set_outputs`], reading variables through `lookup`.
+pub fn set_outputs_with(
+    outputs: &[(&str, &str)],
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<bool, WriteError> {
+    let Some(file) = non_empty(lookup, EnvVars::GITHUB_OUTPUT) else {
+        tracing::warn!("GITHUB_OUTPUT is not set, not setting step outputs");
+        return Ok(false);
+    };
+    append(Path::new(&file), &format_outputs(outputs))?;
+    Ok(true)
+}
+
+/// The text appended to the outputs file: `key=value` lines, and a heredoc for values with a
+/// line break, whose delimiter is chosen so that it appears in no line of the value.
+pub fn format_outputs(outputs: &[(&str, &str)]) -> String {
+    let mut text = String::new();
+    for (key, value) in outputs {
+        if value.contains(['\n', '\r']) {
+            let mut delimiter = String::from("EOF_mag1c");
+            let mut n = 0u32;
+            while value.lines().any(|l| l == delimiter) {
+                n += 1;
+                delimiter = format!("EOF_mag1c_{n}");
+            }
+            let _ = writeln!(text, "{key}<<{delimiter}\n{value}\n{delimiter}");
+        } else {
+            let _ = writeln!(text, "{key}={value}");
+        }
+    }
+    text
+}
+
+/// A string that is neither a true nor a false word.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid string value for boolean conversion: `{0}`")]
+pub struct InvalidBool(pub String);
+
+/// Parses the boolean words the workflows use: empty is false; otherwise, trimmed and
+/// lowercased, one of `1 true t yes y on enable enabled found` or
+/// `0 false f no n off disable disabled notfound none null nil undefined n/a`.
+pub fn str2bool(value: &str) -> Result<bool, InvalidBool> {
+    let normalized = value.trim().to_lowercase();
+    match normalized.as_str() {
+        "1" | "true" | "t" | "yes" | "y" | "on" | "enable" | "enabled" | "found" => Ok(true),
+        "" | "0" | "false" | "f" | "no" | "n" | "off" | "disable" | "disabled" | "notfound"
+        | "none" | "null" | "nil" | "undefined" | "n/a" => Ok(false),
+        _ => Err(InvalidBool(normalized)),
+    }
+}

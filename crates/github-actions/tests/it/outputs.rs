@@ -1,0 +1,115 @@
+use github_actions::{
+    SummaryOutcome, append_step_summary_with, format_outputs, set_outputs_with, str2bool,
+};
+
+use crate::env;
+
+#[test]
+fn step_summary_appends_and_mirrors() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let runner_temp = dir.path().join("runner");
+    fs_err::create_dir(&runner_temp).unwrap();
+    let lookup = env(&[
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ("RUNNER_TEMP", runner_temp.to_str().unwrap()),
+    ]);
+    append_step_summary_with("### Section A", &lookup).unwrap();
+    let outcome = append_step_summary_with("### Section B", &lookup).unwrap();
+    assert_eq!(
+        outcome,
+        SummaryOutcome::Written {
+            mirror: Some(runner_temp.join("job_summary.md"))
+        }
+    );
+    assert_eq!(
+        fs_err::read_to_string(&summary).unwrap(),
+        "### Section A\n\n### Section B\n\n"
+    );
+    assert_eq!(
+        fs_err::read_to_string(runner_temp.join("job_summary.md")).unwrap(),
+        "### Section A\n\n### Section B\n\n"
+    );
+}
+
+#[test]
+fn step_summary_without_configuration_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lookup = env(&[("RUNNER_TEMP", dir.path().to_str().unwrap())]);
+    assert_eq!(
+        append_step_summary_with("x", &lookup).unwrap(),
+        SummaryOutcome::NotConfigured
+    );
+    assert_eq!(fs_err::read_dir(dir.path()).unwrap().count(), 0);
+    let summary = dir.path().join("s.md");
+    let lookup = env(&[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())]);
+    assert_eq!(
+        append_step_summary_with("x", &lookup).unwrap(),
+        SummaryOutcome::Written { mirror: None }
+    );
+}
+
+#[test]
+fn step_summary_write_error_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("missing-dir").join("s.md");
+    let lookup = env(&[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())]);
+    let err = append_step_summary_with("x", &lookup).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("Failed to append to `{}`", summary.display())
+    );
+}
+
+#[test]
+fn outputs_single_and_multiline() {
+    assert_eq!(format_outputs(&[("a", "1"), ("b", "")]), "a=1\nb=\n");
+    assert_eq!(
+        format_outputs(&[("m", "x\ny")]),
+        "m<<EOF_mag1c\nx\ny\nEOF_mag1c\n"
+    );
+    // A value containing the delimiter gets another one.
+    assert_eq!(
+        format_outputs(&[("m", "x\nEOF_mag1c\ny")]),
+        "m<<EOF_mag1c_1\nx\nEOF_mag1c\ny\nEOF_mag1c_1\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out");
+    let lookup = env(&[("GITHUB_OUTPUT", file.to_str().unwrap())]);
+    assert!(set_outputs_with(&[("k", "v")], &lookup).unwrap());
+    assert!(set_outputs_with(&[("j", "w")], &lookup).unwrap());
+    assert_eq!(fs_err::read_to_string(&file).unwrap(), "k=v\nj=w\n");
+    assert!(!set_outputs_with(&[("k", "v")], &env(&[])).unwrap());
+}
+
+#[test]
+fn str2bool_words() {
+    for t in [
+        "1", "true", "T", " yes ", "Y", "on", "enable", "ENABLED", "found",
+    ] {
+        assert!(str2bool(t).unwrap(), "{t}");
+    }
+    for f in [
+        "",
+        "0",
+        "false",
+        "F",
+        "no",
+        "n",
+        "off",
+        "disable",
+        "disabled",
+        "notfound",
+        "None",
+        "null",
+        "nil",
+        "undefined",
+        "N/A",
+    ] {
+        assert!(!str2bool(f).unwrap(), "{f}");
+    }
+    assert_eq!(
+        str2bool(" Maybe ").unwrap_err().to_string(),
+        "Invalid string value for boolean conversion: `maybe`"
+    );
+}
