@@ -53,7 +53,7 @@ pub fn append_step_summary_with(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<SummaryOutcome, WriteError> {
     let Some(file) = non_empty(lookup, EnvVars::GITHUB_STEP_SUMMARY) else {
-        tracing::warn!("GITHUB_STEP_SUMMARY is not set, not writing the job summary");
+        tracing::info!("GITHUB_STEP_SUMMARY is not set, not writing the job summary");
         return Ok(SummaryOutcome::NotConfigured);
     };
     let block = format!("{summary}\n\n");
@@ -63,7 +63,7 @@ pub fn append_step_summary_with(
     if let Some(mirror) = &mirror {
         append(mirror, &block)?;
     } else {
-        tracing::warn!("RUNNER_TEMP is not set, not mirroring the job summary");
+        tracing::info!("RUNNER_TEMP is not set, not mirroring the job summary");
     }
     Ok(SummaryOutcome::Written { mirror })
 }
@@ -80,7 +80,7 @@ pub fn set_outputs_with(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<bool, WriteError> {
     let Some(file) = non_empty(lookup, EnvVars::GITHUB_OUTPUT) else {
-        tracing::warn!("GITHUB_OUTPUT is not set, not setting step outputs");
+        tracing::info!("GITHUB_OUTPUT is not set, not setting step outputs");
         return Ok(false);
     };
     append(Path::new(&file), &format_outputs(outputs))?;

@@ -1,0 +1,218 @@
+//! Prints the full output layout of a CI run: every S3 location the upload and fetch tools
+//! use, for the given run, platform and artifact group.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, ValueEnum};
+use rock_ci::{
+    RunRequest, exit_code, init_logging, parse_platform, parse_release_type, parse_repository,
+    resolve_run_root,
+};
+use serde_json::json;
+use storage_location::StorageLocation;
+use workflow_outputs::{GithubRepository, Platform, ReleaseType, WorkflowOutputRoot};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// Print where a CI run's outputs live (artifacts, logs, manifests, packages, tarballs).
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Workflow run id.
+    #[arg(long, env = "GITHUB_RUN_ID", default_value = "local")]
+    run_id: String,
+    /// Platform of the run [default: this machine's].
+    #[arg(long, value_parser = parse_platform)]
+    platform: Option<Platform>,
+    /// Artifact group (CI matrix variant) whose logs and manifests to show.
+    #[arg(long, env = "ARTIFACT_GROUP", default_value = "generic")]
+    artifact_group: String,
+    /// Multi-arch stage whose log directory to show too.
+    #[arg(long)]
+    stage: Option<String>,
+    /// GPU family of the stage's log directory.
+    #[arg(long, default_value = "", requires = "stage")]
+    family: String,
+    /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
+    #[arg(long, value_parser = parse_repository)]
+    run_github_repo: Option<GithubRepository>,
+    /// Release type [default: `$RELEASE_TYPE`, else `ci`].
+    #[arg(long, value_parser = parse_release_type)]
+    release_type: Option<ReleaseType>,
+    /// Ask the GitHub API about the run (needed for another run's fork status).
+    #[arg(long)]
+    lookup_workflow_run: bool,
+    /// Show the layout in a local staging directory instead of S3 (bucket `local`).
+    #[arg(long, env = "THEROCK_LOCAL_STAGING_DIR", value_parser = non_empty_path)]
+    local_staging_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// More logging (repeat for more).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Errors only.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn non_empty_path(s: &str) -> Result<PathBuf, String> {
+    if s.is_empty() {
+        Err("the path is empty".to_owned())
+    } else {
+        Ok(PathBuf::from(s))
+    }
+}
+
+fn entries(root: &WorkflowOutputRoot, args: &Args) -> Vec<(String, StorageLocation)> {
+    let g = args.artifact_group.as_str();
+    let mut entries = vec![
+        ("root".to_owned(), root.root()),
+        ("artifact_index".to_owned(), root.artifact_index()),
+        ("log_dir".to_owned(), root.log_dir(g)),
+        ("log_index".to_owned(), root.log_index(g)),
+        ("log_root_index".to_owned(), root.log_root_index()),
+        (
+            "build_observability".to_owned(),
+            root.build_observability(g),
+        ),
+        (
+            "ninja_logs".to_owned(),
+            root.log_file(g, "ninja_logs.tar.gz"),
+        ),
+        (
+            "ccache_logs".to_owned(),
+            root.log_file(g, "ccache_logs.tar.zst"),
+        ),
+        ("manifest_dir".to_owned(), root.manifest_dir(g)),
+        ("manifest".to_owned(), root.manifest(g)),
+        ("manifest_root".to_owned(), root.manifest_root()),
+        ("manifests_index".to_owned(), root.manifests_index()),
+        ("python_packages".to_owned(), root.python_packages(g)),
+        ("python_packages_root".to_owned(), root.python_packages("")),
+        ("tarballs".to_owned(), root.tarballs()),
+    ];
+    for pkg in ["deb", "rpm"] {
+        entries.push((
+            format!("native_packages_{pkg}"),
+            root.native_linux_packages(pkg),
+        ));
+        entries.push((
+            format!("native_packages_{pkg}_log_dir"),
+            root.native_linux_packages_log_dir(pkg),
+        ));
+        entries.push((
+            format!("native_packages_{pkg}_log_index"),
+            root.native_linux_packages_log_index(pkg),
+        ));
+    }
+    if let Some(stage) = &args.stage {
+        entries.push((
+            "log_stage_dir".to_owned(),
+            root.log_stage_dir(stage, &args.family),
+        ));
+    }
+    entries
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let lookup = github_actions::process_env;
+    let platform = args.platform.unwrap_or_else(Platform::host);
+    let mut stderr = std::io::stderr().lock();
+    let (root, selection) = if args.local_staging_dir.is_some() {
+        (
+            WorkflowOutputRoot::for_local(Some(&args.run_id), Some(platform), None)?,
+            None,
+        )
+    } else {
+        let request = RunRequest {
+            run_id: args.run_id.clone(),
+            platform,
+            repository: args.run_github_repo.clone(),
+            release_type: args.release_type,
+            lookup_workflow_run: args.lookup_workflow_run,
+        };
+        let (root, selection) = resolve_run_root(&request, &lookup, &mut stderr)?;
+        (root, Some(selection))
+    };
+    drop(stderr);
+
+    let entries = entries(&root, args);
+    let render = |loc: &StorageLocation| -> anyhow::Result<String> {
+        Ok(match &args.local_staging_dir {
+            Some(dir) => loc.local_path(dir)?.display().to_string(),
+            None => loc.s3_uri(),
+        })
+    };
+    let mut text = String::new();
+    match args.format {
+        Format::Text => {
+            for (name, loc) in &entries {
+                writeln!(text, "{name:<32} {}", render(loc)?)?;
+            }
+        }
+        Format::Json => {
+            let mut map = serde_json::Map::new();
+            for (name, loc) in &entries {
+                map.insert(
+                    name.clone(),
+                    json!({
+                        "relative_path": loc.relative_path(),
+                        "location": render(loc)?,
+                        "https_url": loc.https_url(),
+                    }),
+                );
+            }
+            let iam_role = match &selection {
+                Some(s) => s.config().write_access_iam_role()?,
+                None => None,
+            };
+            let doc = json!({
+                "bucket": root.bucket(),
+                "prefix": root.prefix(),
+                "run_id": root.run_id(),
+                "platform": root.platform().as_str(),
+                "is_pr_from_fork": selection.as_ref().map(workflow_outputs::BucketSelection::is_pr_from_fork),
+                "write_access_iam_role": iam_role,
+                "locations": map,
+            });
+            text = serde_json::to_string_pretty(&doc)? + "\n";
+        }
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("Failed to write the layout to stdout")?;
+
+    let root_loc = root.root();
+    let outputs = [
+        ("bucket", root.bucket().to_owned()),
+        ("prefix", root.prefix()),
+        ("s3_root", root_loc.s3_uri()),
+        ("https_root", root_loc.https_url()),
+    ];
+    let outputs: Vec<(&str, &str)> = outputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    github_actions::set_outputs(&outputs)?;
+    github_actions::append_step_summary(&format!(
+        "### CI outputs of run {}\n\n- bucket: `{}`\n- root: [{}]({}/)",
+        root.run_id(),
+        root.bucket(),
+        root_loc.s3_uri(),
+        root_loc.https_url()
+    ))?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.verbose, args.quiet);
+    exit_code(run(&args))
+}

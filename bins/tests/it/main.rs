@@ -1,0 +1,3 @@
+//! End-to-end tests of the command-line tools.
+
+mod ci_layout;
