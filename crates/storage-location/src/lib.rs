@@ -122,9 +122,9 @@ impl fmt::Display for StorageLocation {
     }
 }
 
-/// Percent-encodes an S3 key for use in a URL path: RFC 3986 unreserved characters, `/` and the
+/// Percent-encodes an S3 key for use in a URL path (or an `x-amz-copy-source` header): RFC 3986 unreserved characters, `/` and the
 /// path-safe sub-delimiters stay, every other byte (of the UTF-8 form) becomes `%XX`.
-fn encode_key(key: &str) -> String {
+pub fn encode_key(key: &str) -> String {
     const KEEP: &[u8] = b"-._~/:@!$'()*,;=";
     let mut out = String::with_capacity(key.len());
     for &b in key.as_bytes() {

@@ -1,4 +1,5 @@
-//! Helpers shared by the workspace's tests: a scriptable HTTP/1.1 server on `127.0.0.1`.
+//! Helpers shared by the workspace's tests: a scriptable HTTP/1.1 server and a real
+//! S3-protocol server, both on `127.0.0.1`.
 //!
 //! ```
 //! use rock_ci_test_support::{HttpServer, Reply};
@@ -6,6 +7,10 @@
 //! let server = HttpServer::start(|req| Reply::json(200, &format!("{{\"path\":\"{}\"}}", req.path)));
 //! assert!(server.url().starts_with("http://127.0.0.1:"));
 //! ```
+
+pub mod s3;
+
+pub use s3::{S3Server, S3ServerOptions};
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,0 +1,186 @@
+//! The one S3 client factory of the workspace.
+
+use aws_config::BehaviorVersion;
+use aws_config::environment::EnvironmentVariableRegionProvider;
+use aws_config::meta::region::RegionProviderChain;
+use aws_config::profile::ProfileFileRegionProvider;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_s3::config::{
+    Credentials, ProvideCredentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
+};
+use std::time::Duration;
+
+/// Environment variables the factory reads itself (the SDK reads the rest of the standard
+/// `AWS_*` set: keys, profiles, SSO, web identity, region).
+pub struct EnvVars;
+
+impl EnvVars {
+    /// S3-specific endpoint (takes precedence over [`Self::AWS_ENDPOINT_URL`]).
+    pub const AWS_ENDPOINT_URL_S3: &'static str = "AWS_ENDPOINT_URL_S3";
+    /// Endpoint of every AWS service; with an endpoint, requests use path-style addressing.
+    pub const AWS_ENDPOINT_URL: &'static str = "AWS_ENDPOINT_URL";
+    /// `when_supported` restores the SDK default of sending CRC32 checksums on every upload;
+    /// the factory's default is `when_required`, which S3-compatible servers accept.
+    pub const AWS_REQUEST_CHECKSUM_CALCULATION: &'static str = "AWS_REQUEST_CHECKSUM_CALCULATION";
+    /// As [`Self::AWS_REQUEST_CHECKSUM_CALCULATION`], for validating responses.
+    pub const AWS_RESPONSE_CHECKSUM_VALIDATION: &'static str = "AWS_RESPONSE_CHECKSUM_VALIDATION";
+}
+
+/// The region when neither the options nor the SDK's chain give one (where TheRock's buckets
+/// live).
+pub const DEFAULT_REGION: &str = "us-east-2";
+
+/// When requests go unsigned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Anonymous {
+    /// Always signed; a missing credential is an error at the first request.
+    #[default]
+    Never,
+    /// Unsigned when the default chain finds no credentials at all (reads of public buckets).
+    WhenNoCredentials,
+    /// Always unsigned.
+    Always,
+}
+
+/// How to build an S3 client.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Region; else `AWS_REGION`, else the profile's, else [`DEFAULT_REGION`].
+    pub region: Option<String>,
+    /// Endpoint; else [`EnvVars::AWS_ENDPOINT_URL_S3`], else [`EnvVars::AWS_ENDPOINT_URL`].
+    pub endpoint_url: Option<String>,
+    /// Path-style addressing; default: on when an endpoint is set.
+    pub force_path_style: Option<bool>,
+    /// When to go unsigned.
+    pub anonymous: Anonymous,
+    /// Static credentials instead of the default chain.
+    pub credentials: Option<Credentials>,
+    /// Attempts per request (SDK standard retry mode: exponential backoff with jitter;
+    /// permanent errors are not retried).
+    pub max_attempts: u32,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            region: None,
+            endpoint_url: None,
+            force_path_style: None,
+            anonymous: Anonymous::Never,
+            credentials: None,
+            max_attempts: 5,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A configured S3 client.
+#[derive(Debug, Clone)]
+pub struct S3Client {
+    client: aws_sdk_s3::Client,
+    signed: bool,
+    endpoint_url: Option<String>,
+}
+
+impl S3Client {
+    /// Builds a client from `options` and the SDK's default chain.
+    pub async fn connect(options: &ClientOptions) -> Self {
+        Self::connect_with(options, &|var| std::env::var(var).ok()).await
+    }
+
+    /// As [`S3Client::connect`], reading the factory's own variables through `lookup`.
+    pub async fn connect_with(
+        options: &ClientOptions,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
+        let endpoint_url = options
+            .endpoint_url
+            .clone()
+            .or_else(|| non_empty(EnvVars::AWS_ENDPOINT_URL_S3))
+            .or_else(|| non_empty(EnvVars::AWS_ENDPOINT_URL));
+
+        let loader = || {
+            let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                .retry_config(RetryConfig::standard().with_max_attempts(options.max_attempts))
+                .timeout_config(
+                    TimeoutConfig::builder()
+                        .connect_timeout(options.connect_timeout)
+                        .build(),
+                );
+            loader = match &options.region {
+                Some(region) => loader.region(Region::new(region.clone())),
+                // The environment, then the profile, then the default: never the instance
+                // metadata service, whose probes stall every start off EC2.
+                None => loader.region(
+                    RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
+                        .or_else(ProfileFileRegionProvider::new())
+                        .or_else(Region::new(DEFAULT_REGION)),
+                ),
+            };
+            if let Some(credentials) = &options.credentials {
+                loader = loader.credentials_provider(credentials.clone());
+            }
+            loader
+        };
+
+        let mut signed = options.anonymous != Anonymous::Always;
+        let mut sdk_config = if signed {
+            loader().load().await
+        } else {
+            loader().no_credentials().load().await
+        };
+        if options.anonymous == Anonymous::WhenNoCredentials && options.credentials.is_none() {
+            let found = match sdk_config.credentials_provider() {
+                Some(provider) => provider.provide_credentials().await.is_ok(),
+                None => false,
+            };
+            if !found {
+                tracing::info!("No AWS credentials found; using unsigned requests");
+                signed = false;
+                sdk_config = loader().no_credentials().load().await;
+            }
+        }
+
+        let mut builder = aws_sdk_s3::config::Builder::from(&sdk_config);
+        if sdk_config.region().is_none() {
+            builder = builder.region(Region::new(DEFAULT_REGION));
+        }
+        if let Some(endpoint) = &endpoint_url {
+            builder = builder.endpoint_url(endpoint);
+        }
+        builder =
+            builder.force_path_style(options.force_path_style.unwrap_or(endpoint_url.is_some()));
+        if non_empty(EnvVars::AWS_REQUEST_CHECKSUM_CALCULATION).is_none() {
+            builder =
+                builder.request_checksum_calculation(RequestChecksumCalculation::WhenRequired);
+        }
+        if non_empty(EnvVars::AWS_RESPONSE_CHECKSUM_VALIDATION).is_none() {
+            builder =
+                builder.response_checksum_validation(ResponseChecksumValidation::WhenRequired);
+        }
+        Self {
+            client: aws_sdk_s3::Client::from_conf(builder.build()),
+            signed,
+            endpoint_url,
+        }
+    }
+
+    /// The SDK client.
+    pub fn sdk(&self) -> &aws_sdk_s3::Client {
+        &self.client
+    }
+
+    /// Whether requests are signed.
+    pub fn is_signed(&self) -> bool {
+        self.signed
+    }
+
+    /// The endpoint override, if any.
+    pub fn endpoint_url(&self) -> Option<&str> {
+        self.endpoint_url.as_deref()
+    }
+}

@@ -1,0 +1,202 @@
+use std::fmt;
+use std::path::PathBuf;
+
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+
+/// What kind of S3 failure happened, as far as the caller needs to act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum S3ErrorKind {
+    /// DNS or connection failure, or a timeout: the endpoint cannot be reached.
+    Unreachable,
+    /// Missing, wrong or insufficient credentials.
+    Auth,
+    /// The bucket does not exist.
+    NoSuchBucket,
+    /// The key does not exist.
+    NotFound,
+    /// The server is throttling or failing (retries were exhausted).
+    Unavailable,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for S3ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            S3ErrorKind::Unreachable => "endpoint unreachable",
+            S3ErrorKind::Auth => "access denied or bad credentials",
+            S3ErrorKind::NoSuchBucket => "no such bucket",
+            S3ErrorKind::NotFound => "not found",
+            S3ErrorKind::Unavailable => "service unavailable",
+            S3ErrorKind::Other => "request failed",
+        })
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Errors of storage operations. Each names the file, key or bucket at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The source file of an upload does not exist.
+    #[error("Source file `{}` not found", .0.display())]
+    MissingSource(PathBuf),
+    /// The source directory of an upload does not exist or is not a directory.
+    #[error("Source directory `{}` not found", .0.display())]
+    MissingSourceDir(PathBuf),
+    /// A local read failed.
+    #[error("Failed to read `{}`", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A local write failed.
+    #[error("Failed to write `{}`", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A key that cannot be mapped into the staging directory.
+    #[error(transparent)]
+    UnsafeKey(#[from] storage_location::UnsafeKeyError),
+    /// An S3 request failed.
+    #[error("Failed to {op} `{location}` ({kind})")]
+    S3 {
+        /// The operation (`upload`, `copy`, `list`, ...).
+        op: &'static str,
+        /// The key or keys involved.
+        location: String,
+        /// The kind of failure.
+        kind: S3ErrorKind,
+        /// The SDK's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The destination exists and overwriting is [`crate::Overwrite::Never`].
+    #[error("`{0}` already exists and overwriting is disabled")]
+    AlreadyExists(String),
+    /// Some files of a batch failed; every failure is listed.
+    #[error("Failed to {op} {}/{total} files:{}", failures.len(), list(failures))]
+    Batch {
+        /// `upload` or `copy`.
+        op: &'static str,
+        /// Files in the batch.
+        total: usize,
+        /// Every failure: the destination and its error.
+        failures: Vec<(String, Error)>,
+    },
+}
+
+fn list(failures: &[(String, Error)]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (location, err) in failures {
+        let _ = write!(out, "\n  {location}: {}", chain(err));
+    }
+    out
+}
+
+/// `err` and its sources, joined with `: `.
+pub fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl Error {
+    /// The kind of an S3 failure, or `None` for local and batch errors.
+    pub fn s3_kind(&self) -> Option<S3ErrorKind> {
+        match self {
+            Error::S3 { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn s3<E, R>(
+        op: &'static str,
+        location: impl Into<String>,
+        err: SdkError<E, R>,
+    ) -> Self
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: fmt::Debug + Send + Sync + 'static,
+        SdkError<E, R>: HasStatus,
+    {
+        Error::S3 {
+            op,
+            location: location.into(),
+            kind: classify(&err),
+            source: Box::new(err),
+        }
+    }
+}
+
+/// The HTTP status of a failed request, where there was a response.
+pub(crate) trait HasStatus {
+    fn status(&self) -> Option<u16>;
+}
+
+impl<E> HasStatus for SdkError<E, aws_smithy_runtime_api::client::orchestrator::HttpResponse> {
+    fn status(&self) -> Option<u16> {
+        self.raw_response().map(|r| r.status().as_u16())
+    }
+}
+
+pub(crate) fn classify<E, R>(err: &SdkError<E, R>) -> S3ErrorKind
+where
+    E: ProvideErrorMetadata,
+    SdkError<E, R>: HasStatus,
+{
+    match err {
+        SdkError::DispatchFailure(d) => {
+            if d.is_io() || d.is_timeout() {
+                S3ErrorKind::Unreachable
+            } else if format!("{d:?}").contains("credentials") {
+                S3ErrorKind::Auth
+            } else {
+                S3ErrorKind::Other
+            }
+        }
+        SdkError::TimeoutError(_) => S3ErrorKind::Unreachable,
+        SdkError::ServiceError(service) => match (service.err().code(), err.status()) {
+            (Some("NoSuchBucket"), _) => S3ErrorKind::NoSuchBucket,
+            (Some("NoSuchKey" | "NotFound" | "NoSuchUpload"), _) | (None, Some(404)) => {
+                S3ErrorKind::NotFound
+            }
+            (
+                Some(
+                    "AccessDenied"
+                    | "InvalidAccessKeyId"
+                    | "SignatureDoesNotMatch"
+                    | "Forbidden"
+                    | "ExpiredToken"
+                    | "InvalidToken",
+                ),
+                _,
+            )
+            | (_, Some(401 | 403)) => S3ErrorKind::Auth,
+            (Some("SlowDown" | "ServiceUnavailable" | "InternalError"), _)
+            | (_, Some(500..=599)) => S3ErrorKind::Unavailable,
+            _ => S3ErrorKind::Other,
+        },
+        SdkError::ConstructionFailure(c) if format!("{c:?}").contains("credentials") => {
+            S3ErrorKind::Auth
+        }
+        _ => S3ErrorKind::Other,
+    }
+}

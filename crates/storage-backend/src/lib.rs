@@ -1,0 +1,508 @@
+//! Uploads, server-side copies and listings of CI outputs, to S3 or to a local staging
+//! directory, with dry-run, bounded concurrency, multipart transfers and idempotent uploads.
+//!
+//! [`StorageBackend`] is a closed set: [`S3StorageBackend`] or [`LocalStorageBackend`]. Both
+//! take [`StorageLocation`]s from `workflow-outputs` and report progress through a
+//! [`Reporter`]. Every S3 client of the workspace comes from [`S3Client::connect`].
+//!
+//! ```
+//! use storage_backend::{StorageBackend, TransferOptions};
+//! use storage_location::StorageLocation;
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let staging = tempfile::tempdir()?;
+//! let src = tempfile::tempdir()?;
+//! std::fs::write(src.path().join("build.log"), "ok")?;
+//! let backend = StorageBackend::local(staging.path(), TransferOptions::default());
+//! let report = backend
+//!     .upload_directory(src.path(), &StorageLocation::new("b", "1-linux/logs/g"), &[], &[])
+//!     .await?;
+//! assert_eq!(report.transferred, 1);
+//! assert!(staging.path().join("1-linux/logs/g/build.log").is_file());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt as _;
+pub use storage_location::StorageLocation;
+
+mod client;
+mod content_type;
+mod error;
+mod local;
+pub mod patterns;
+mod s3;
+
+pub use aws_sdk_s3::config::Credentials;
+pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client};
+pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
+pub use error::{Error, S3ErrorKind, chain};
+pub use local::LocalStorageBackend;
+pub use s3::S3StorageBackend;
+
+/// The user metadata key under which uploads record the object's SHA-256 (hex).
+pub const SHA256_METADATA_KEY: &str = "sha256";
+/// The key (below the checked prefix) that an upload preflight HEADs; it need not exist.
+pub const PREFLIGHT_PROBE_KEY: &str = ".rock-ci-preflight-probe";
+/// Files transferred at once by default (the AWS CLI's default too).
+pub const DEFAULT_CONCURRENCY: usize = 10;
+/// Size above which uploads are multipart, and the default part size.
+pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
+
+/// What to do when the destination already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overwrite {
+    /// Replace it (the reference's behaviour).
+    #[default]
+    Always,
+    /// Refuse; the batch error lists every key that already existed.
+    Never,
+    /// Skip it when its recorded SHA-256 (upload metadata or `.sha256sum` sidecar) equals the
+    /// source's; replace it otherwise.
+    IfDifferent,
+}
+
+/// Tuning of transfers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransferOptions {
+    /// Files transferred at once.
+    pub concurrency: usize,
+    /// Uploads larger than this are multipart.
+    pub multipart_threshold: u64,
+    /// Preferred part size (raised when a file would need more than 10,000 parts).
+    pub part_size: u64,
+    /// Parts of one file transferred at once.
+    pub part_concurrency: usize,
+    /// Copies larger than this are multipart (at most 5 GiB, the `CopyObject` limit).
+    pub multipart_copy_threshold: u64,
+    /// Existing destinations.
+    pub overwrite: Overwrite,
+    /// Plan only: print each action to the dry-run sink, transfer nothing.
+    pub dry_run: bool,
+}
+
+impl Default for TransferOptions {
+    fn default() -> Self {
+        Self {
+            concurrency: DEFAULT_CONCURRENCY,
+            multipart_threshold: DEFAULT_PART_SIZE,
+            part_size: DEFAULT_PART_SIZE,
+            part_concurrency: 4,
+            multipart_copy_threshold: 5 << 30,
+            overwrite: Overwrite::Always,
+            dry_run: false,
+        }
+    }
+}
+
+/// Receives byte-level progress of transfers (the binaries draw it as progress bars).
+pub trait Reporter: Send + Sync {
+    /// A transfer of `size` bytes to `name` starts; returns an id for the other calls.
+    fn on_transfer_start(&self, name: &str, size: u64) -> usize;
+    /// `bytes` more bytes of transfer `id` are done.
+    fn on_transfer_progress(&self, id: usize, bytes: u64);
+    /// Transfer `id` finished.
+    fn on_transfer_complete(&self, id: usize);
+}
+
+/// A [`Reporter`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoReporter;
+
+impl Reporter for NoReporter {
+    fn on_transfer_start(&self, _: &str, _: u64) -> usize {
+        0
+    }
+    fn on_transfer_progress(&self, _: usize, _: u64) {}
+    fn on_transfer_complete(&self, _: usize) {}
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Transferred.
+    Transferred,
+    /// Left alone: the destination already had the same content ([`Overwrite::IfDifferent`]).
+    Skipped,
+    /// Dry run: only printed.
+    Planned,
+}
+
+/// Counts of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TransferReport {
+    /// Files transferred (or planned, in a dry run).
+    pub transferred: usize,
+    /// Files skipped as unchanged.
+    pub skipped: usize,
+}
+
+impl TransferReport {
+    /// Files handled in all.
+    pub fn total(&self) -> usize {
+        self.transferred + self.skipped
+    }
+}
+
+/// Which direction a [`StorageBackend::preflight`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Credentials present and the bucket writable-looking (an authenticated HEAD of a probe
+    /// key answers 200 or 404).
+    Upload,
+    /// The prefix can be listed (signed or anonymously).
+    Download,
+}
+
+type DryRunSink = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// State shared by both backends.
+#[derive(Clone)]
+pub(crate) struct Common {
+    pub(crate) options: TransferOptions,
+    pub(crate) reporter: Arc<dyn Reporter>,
+    dry_run_sink: DryRunSink,
+}
+
+impl Common {
+    fn new(options: TransferOptions) -> Self {
+        Self {
+            options,
+            reporter: Arc::new(NoReporter),
+            dry_run_sink: Arc::new(Mutex::new(Box::new(std::io::stdout()))),
+        }
+    }
+
+    /// In a dry run, prints `line` to the sink and returns true.
+    pub(crate) fn dry_run_line(&self, line: &str) -> bool {
+        if self.options.dry_run {
+            let mut sink = self
+                .dry_run_sink
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Err(e) = writeln!(sink, "{line}").and_then(|()| sink.flush()) {
+                tracing::warn!("Failed to print a dry-run line: {e}");
+            }
+        }
+        self.options.dry_run
+    }
+}
+
+/// Runs blocking work off the async threads, re-raising its panics.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("blocking task cancelled: {e}"),
+        },
+    }
+}
+
+/// The lowercase hex SHA-256 of a file, read in 1 MiB blocks.
+pub async fn sha256_file(path: &Path) -> Result<String, Error> {
+    let path = path.to_path_buf();
+    blocking(move || {
+        use sha2::Digest as _;
+        use std::io::Read as _;
+        let read_err = |source| Error::Read {
+            path: path.clone(),
+            source,
+        };
+        let mut file = fs_err::File::open(&path).map_err(read_err)?;
+        let mut hasher = sha2::Sha256::new();
+        let mut buf = vec![0; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).map_err(read_err)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        Ok(hex::encode(hasher.finalize()))
+    })
+    .await
+}
+
+/// The digest in `.sha256sum` text: its first whitespace-separated token, if it is 64 hex
+/// digits (lowercased).
+pub fn parse_sha256sum(text: &str) -> Option<String> {
+    let token = text.split_whitespace().next()?;
+    (token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| token.to_ascii_lowercase())
+}
+
+/// The size of a regular source file; a missing one is [`Error::MissingSource`].
+pub(crate) async fn source_size(source: &Path) -> Result<u64, Error> {
+    match tokio::fs::metadata(source).await {
+        Ok(m) if m.is_file() => Ok(m.len()),
+        Ok(_) => Err(Error::MissingSource(source.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Error::MissingSource(source.to_path_buf()))
+        }
+        Err(source_err) => Err(Error::Read {
+            path: source.to_path_buf(),
+            source: source_err,
+        }),
+    }
+}
+
+/// Where outputs are written: S3 or a local staging directory.
+#[derive(Clone)]
+pub enum StorageBackend {
+    /// S3 or an S3-compatible server.
+    S3(S3StorageBackend),
+    /// A local staging directory.
+    Local(LocalStorageBackend),
+}
+
+impl StorageBackend {
+    /// An S3 backend.
+    pub fn s3(client: S3Client, options: TransferOptions) -> Self {
+        StorageBackend::S3(S3StorageBackend::new(client, options))
+    }
+
+    /// A local backend rooted at `staging_dir`.
+    pub fn local(staging_dir: impl Into<PathBuf>, options: TransferOptions) -> Self {
+        StorageBackend::Local(LocalStorageBackend::new(staging_dir, options))
+    }
+
+    /// The reference's factory: a staging dir gives a local backend, else S3 with a client from
+    /// the default chain (signed; no anonymous fallback for writes).
+    pub async fn create(staging_dir: Option<&Path>, options: TransferOptions) -> Self {
+        match staging_dir {
+            Some(dir) => Self::local(dir, options),
+            None => Self::s3(S3Client::connect(&ClientOptions::default()).await, options),
+        }
+    }
+
+    fn common(&self) -> &Common {
+        match self {
+            StorageBackend::S3(b) => &b.common,
+            StorageBackend::Local(b) => &b.common,
+        }
+    }
+
+    fn common_mut(&mut self) -> &mut Common {
+        match self {
+            StorageBackend::S3(b) => &mut b.common,
+            StorageBackend::Local(b) => &mut b.common,
+        }
+    }
+
+    /// Reports progress to `reporter`.
+    #[must_use]
+    pub fn with_reporter(mut self, reporter: Arc<dyn Reporter>) -> Self {
+        self.common_mut().reporter = reporter;
+        self
+    }
+
+    /// Prints dry-run lines to `sink` instead of stdout.
+    #[must_use]
+    pub fn with_dry_run_sink(mut self, sink: Box<dyn Write + Send>) -> Self {
+        self.common_mut().dry_run_sink = Arc::new(Mutex::new(sink));
+        self
+    }
+
+    /// The transfer options.
+    pub fn options(&self) -> &TransferOptions {
+        &self.common().options
+    }
+
+    /// Uploads one file, with the content type of its name.
+    pub async fn upload_file(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
+    ) -> Result<Outcome, Error> {
+        match self {
+            StorageBackend::S3(b) => b.upload_file(source, dest).await,
+            StorageBackend::Local(b) => b.upload_file(source, dest).await,
+        }
+    }
+
+    /// Copies one object (server-side on S3; across buckets too).
+    pub async fn copy_file(
+        &self,
+        src: &StorageLocation,
+        dst: &StorageLocation,
+    ) -> Result<Outcome, Error> {
+        match self {
+            StorageBackend::S3(b) => b.copy_file(src, dst).await,
+            StorageBackend::Local(b) => b.copy_file(src, dst).await,
+        }
+    }
+
+    /// The files below `location` whose path relative to it matches one of `include`
+    /// (all when empty): fnmatch on S3 (spec §5.2, in key order), rglob locally (§5.1, sorted).
+    pub async fn list_files(
+        &self,
+        location: &StorageLocation,
+        include: &[String],
+    ) -> Result<Vec<StorageLocation>, Error> {
+        match self {
+            StorageBackend::S3(b) => b.list_files(location, include).await,
+            StorageBackend::Local(b) => b.list_files(location, include).await,
+        }
+    }
+
+    /// Checks before real work that `location` can be written to or read from; the error's
+    /// [`S3ErrorKind`] tells an unreachable endpoint, bad credentials and a missing bucket apart.
+    pub async fn preflight(
+        &self,
+        direction: Direction,
+        location: &StorageLocation,
+    ) -> Result<(), Error> {
+        match self {
+            StorageBackend::S3(b) => b.preflight(direction, location).await,
+            StorageBackend::Local(b) => b.preflight(direction, location),
+        }
+    }
+
+    /// Uploads files with bounded concurrency. Every file is attempted; if any fails, the
+    /// error lists every failed destination.
+    pub async fn upload_files(
+        &self,
+        files: Vec<(PathBuf, StorageLocation)>,
+    ) -> Result<TransferReport, Error> {
+        let total = files.len();
+        let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(files)
+            .map(|(src, dst)| async move { (dst.to_string(), self.upload_file(&src, &dst).await) })
+            .buffer_unordered(self.options().concurrency.max(1))
+            .collect()
+            .await;
+        batch_report("upload", total, results)
+    }
+
+    /// Copies objects with bounded concurrency; failures as in [`StorageBackend::upload_files`].
+    pub async fn copy_files(
+        &self,
+        pairs: Vec<(StorageLocation, StorageLocation)>,
+    ) -> Result<TransferReport, Error> {
+        let total = pairs.len();
+        let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(pairs)
+            .map(|(src, dst)| async move { (dst.to_string(), self.copy_file(&src, &dst).await) })
+            .buffer_unordered(self.options().concurrency.max(1))
+            .collect()
+            .await;
+        batch_report("copy", total, results)
+    }
+
+    /// Uploads the regular files below `source_dir` (symlinks skipped, symlinked directories
+    /// not entered) that match one of `include` (all when empty) and none of `exclude`, with
+    /// rglob semantics (spec §5.1), to `dest/{relative path}`.
+    pub async fn upload_directory(
+        &self,
+        source_dir: &Path,
+        dest: &StorageLocation,
+        include: &[String],
+        exclude: &[String],
+    ) -> Result<TransferReport, Error> {
+        if !source_dir.is_dir() {
+            return Err(Error::MissingSourceDir(source_dir.to_path_buf()));
+        }
+        let (root, include, exclude) =
+            (source_dir.to_path_buf(), include.to_vec(), exclude.to_vec());
+        let mut files = blocking(move || {
+            let entries = patterns::walk(&root).map_err(|source| Error::Read {
+                path: root.clone(),
+                source,
+            })?;
+            Ok::<_, Error>(
+                select(&entries, &include, &exclude)
+                    .into_iter()
+                    .filter(|e| e.is_file && !e.is_symlink)
+                    .map(|e| (e.path.clone(), e.components.clone()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await?;
+        files.sort_by(|a, b| patterns::cmp_components(&a.1, &b.1));
+        tracing::info!(
+            "upload_directory: {} -> {}/{} ({} files)",
+            source_dir.display(),
+            dest.bucket(),
+            dest.relative_path(),
+            files.len()
+        );
+        let files = files
+            .into_iter()
+            .map(|(path, comps)| {
+                let rel = comps.join("/");
+                tracing::debug!("  {rel}");
+                (path, dest.join(&rel))
+            })
+            .collect();
+        self.upload_files(files).await
+    }
+
+    /// Copies every object below `source` matching one of `include` (all when empty) to the
+    /// same relative path below `dest`.
+    pub async fn copy_directory(
+        &self,
+        source: &StorageLocation,
+        dest: &StorageLocation,
+        include: &[String],
+    ) -> Result<TransferReport, Error> {
+        let files = self.list_files(source, include).await?;
+        let src_prefix =
+            if source.relative_path().ends_with('/') || source.relative_path().is_empty() {
+                source.relative_path().to_owned()
+            } else {
+                format!("{}/", source.relative_path())
+            };
+        tracing::info!(
+            "copy_directory: {} -> {}/{} ({} files)",
+            source.s3_uri(),
+            dest.bucket(),
+            dest.relative_path(),
+            files.len()
+        );
+        let pairs = files
+            .into_iter()
+            .map(|f| {
+                let rel = f
+                    .relative_path()
+                    .strip_prefix(&src_prefix)
+                    .unwrap_or(f.relative_path())
+                    .to_owned();
+                let target = dest.join(&rel);
+                (f, target)
+            })
+            .collect();
+        self.copy_files(pairs).await
+    }
+}
+
+use patterns::select;
+
+fn batch_report(
+    op: &'static str,
+    total: usize,
+    results: Vec<(String, Result<Outcome, Error>)>,
+) -> Result<TransferReport, Error> {
+    let mut report = TransferReport::default();
+    let mut failures = Vec::new();
+    for (location, result) in results {
+        match result {
+            Ok(Outcome::Transferred | Outcome::Planned) => report.transferred += 1,
+            Ok(Outcome::Skipped) => report.skipped += 1,
+            Err(e) => failures.push((location, e)),
+        }
+    }
+    if failures.is_empty() {
+        Ok(report)
+    } else {
+        failures.sort_by(|a, b| a.0.cmp(&b.0));
+        Err(Error::Batch {
+            op,
+            total,
+            failures,
+        })
+    }
+}

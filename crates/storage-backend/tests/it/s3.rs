@@ -1,0 +1,542 @@
+use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
+use rock_ci_test_support::{S3Server, S3ServerOptions};
+use storage_backend::{
+    Anonymous, ClientOptions, Credentials, Direction, Error, Overwrite, S3Client, S3ErrorKind,
+    StorageBackend, StorageLocation, TransferOptions,
+};
+
+use crate::{Captured, write_tree};
+
+fn options(endpoint: String, anonymous: Anonymous, secret: &str) -> ClientOptions {
+    ClientOptions {
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(endpoint),
+        anonymous,
+        credentials: (anonymous != Anonymous::Always)
+            .then(|| Credentials::new(ACCESS_KEY, secret, None, None, "test")),
+        max_attempts: 5,
+        ..ClientOptions::default()
+    }
+}
+
+async fn client(server: &S3Server) -> S3Client {
+    S3Client::connect_with(
+        &options(server.endpoint(), Anonymous::Never, SECRET_KEY),
+        &|_| None,
+    )
+    .await
+}
+
+async fn backend(server: &S3Server, transfer: TransferOptions) -> StorageBackend {
+    StorageBackend::s3(client(server).await, transfer)
+}
+
+fn loc(bucket: &str, key: &str) -> StorageLocation {
+    StorageLocation::new(bucket, key)
+}
+
+/// The bytes of an object as the server stored them.
+fn stored(server: &S3Server, bucket: &str, key: &str) -> Vec<u8> {
+    fs_err::read(server.root().join(bucket).join(key)).unwrap()
+}
+
+fn pattern_bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| u8::try_from(i % 251).unwrap() ^ seed)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upload_sets_content_type_and_sha256() {
+    let server = S3Server::start();
+    server.create_bucket("my-bucket");
+    let src = tempfile::tempdir().unwrap();
+    write_tree(
+        src.path(),
+        &[("build.log", "log line\n"), ("index.html", "<html/>")],
+    );
+    let b = backend(&server, TransferOptions::default()).await;
+    b.upload_file(
+        &src.path().join("build.log"),
+        &loc("my-bucket", "run-1/logs/build.log"),
+    )
+    .await
+    .unwrap();
+    b.upload_file(
+        &src.path().join("index.html"),
+        &loc("my-bucket", "run-1/index.html"),
+    )
+    .await
+    .unwrap();
+    let StorageBackend::S3(s3) = &b else {
+        unreachable!()
+    };
+    let head = s3
+        .client()
+        .sdk()
+        .head_object()
+        .bucket("my-bucket")
+        .key("run-1/logs/build.log")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.content_type(), Some("text/plain"));
+    let head = s3
+        .client()
+        .sdk()
+        .head_object()
+        .bucket("my-bucket")
+        .key("run-1/index.html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.content_type(), Some("text/html"));
+    assert_eq!(
+        s3.stored_sha256(&loc("my-bucket", "run-1/logs/build.log"))
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(
+            storage_backend::sha256_file(&src.path().join("build.log"))
+                .await
+                .unwrap()
+                .as_str()
+        )
+    );
+    assert_eq!(
+        stored(&server, "my-bucket", "run-1/logs/build.log"),
+        b"log line\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn multipart_upload_and_copy_round_trip() {
+    let server = S3Server::start();
+    server.create_bucket("src");
+    server.create_bucket("dst");
+    let src = tempfile::tempdir().unwrap();
+    let data = pattern_bytes(11 * 1024 * 1024 + 12345, 7);
+    fs_err::write(src.path().join("big.tar.zst"), &data).unwrap();
+    let transfer = TransferOptions {
+        multipart_threshold: 5 << 20,
+        part_size: 5 << 20,
+        multipart_copy_threshold: 5 << 20,
+        ..TransferOptions::default()
+    };
+    let b = backend(&server, transfer).await;
+    b.upload_file(
+        &src.path().join("big.tar.zst"),
+        &loc("src", "run/big.tar.zst"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(stored(&server, "src", "run/big.tar.zst"), data);
+    // Server-side multipart copy across buckets keeps bytes, type and the recorded digest.
+    b.copy_file(
+        &loc("src", "run/big.tar.zst"),
+        &loc("dst", "release/big.tar.zst"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(stored(&server, "dst", "release/big.tar.zst"), data);
+    let StorageBackend::S3(s3) = &b else {
+        unreachable!()
+    };
+    let head = s3
+        .client()
+        .sdk()
+        .head_object()
+        .bucket("dst")
+        .key("release/big.tar.zst")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.content_type(), Some("application/zstd"));
+    assert_eq!(
+        s3.stored_sha256(&loc("dst", "release/big.tar.zst"))
+            .await
+            .unwrap(),
+        Some(
+            storage_backend::sha256_file(&src.path().join("big.tar.zst"))
+                .await
+                .unwrap()
+        )
+    );
+    // A small copy in the same bucket, with a key S3 would misread unencoded.
+    b.upload_file(
+        &src.path().join("big.tar.zst"),
+        &loc("src", "run/rocm 7.0+abc.whl"),
+    )
+    .await
+    .unwrap();
+    b.copy_file(
+        &loc("src", "run/rocm 7.0+abc.whl"),
+        &loc("src", "release/rocm 7.0+abc.whl"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(stored(&server, "src", "release/rocm 7.0+abc.whl"), data);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listing_paginates_and_filters() {
+    let server = S3Server::start();
+    server.create_bucket("bucket");
+    let mut files: Vec<(String, String)> = (0..1105)
+        .map(|i| (format!("run-1/tarballs/f{i:04}.tar.gz"), i.to_string()))
+        .collect();
+    files.push(("run-1/tarballs/index.html".into(), "i".into()));
+    files.push(("run-1/tarballs/sub/nested.tar.gz".into(), "n".into()));
+    files.push(("run-10/tarballs/sibling.tar.gz".into(), "s".into()));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    write_tree(&server.root().join("bucket"), &refs);
+    let b = backend(&server, TransferOptions::default()).await;
+    let all = b
+        .list_files(&loc("bucket", "run-1/tarballs"), &[])
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1107);
+    let gz = b
+        .list_files(&loc("bucket", "run-1/tarballs"), &["*.tar.gz".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(gz.len(), 1106);
+    assert!(
+        gz.iter()
+            .any(|l| l.relative_path() == "run-1/tarballs/sub/nested.tar.gz")
+    );
+    assert!(!gz.iter().any(|l| l.relative_path().contains("sibling")));
+    assert_eq!(gz[0].relative_path(), "run-1/tarballs/f0000.tar.gz");
+    assert!(
+        b.list_files(&loc("bucket", "run-2"), &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // copy_directory keeps relative paths below the source.
+    let report = b
+        .copy_directory(
+            &loc("bucket", "run-1/tarballs/sub"),
+            &loc("bucket", "v3"),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.transferred, 1);
+    assert_eq!(stored(&server, "bucket", "v3/nested.tar.gz"), b"n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batch_failures_name_every_key() {
+    let server = S3Server::start();
+    server.create_bucket("bucket");
+    let src = tempfile::tempdir().unwrap();
+    write_tree(src.path(), &[("good.log", "g")]);
+    let b = backend(&server, TransferOptions::default()).await;
+    let err = b
+        .upload_files(vec![
+            (src.path().join("good.log"), loc("bucket", "run-1/good.log")),
+            (src.path().join("bad.log"), loc("bucket", "run-1/bad.log")),
+            (
+                src.path().join("elsewhere.log"),
+                loc("bucket", "run-1/elsewhere.log"),
+            ),
+        ])
+        .await
+        .unwrap_err();
+    let Error::Batch {
+        failures, total, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*total, 3);
+    assert_eq!(failures.len(), 2);
+    assert!(
+        failures
+            .iter()
+            .all(|(_, e)| matches!(e, Error::MissingSource(_)))
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("bad.log") && text.contains("elsewhere.log"),
+        "{text}"
+    );
+    assert_eq!(stored(&server, "bucket", "run-1/good.log"), b"g");
+
+    let err = b
+        .copy_files(vec![(
+            loc("bucket", "v3/missing.tar.gz"),
+            loc("bucket", "v4/x.tar.gz"),
+        )])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("s3://bucket/v3/missing.tar.gz"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn overwrite_never_and_if_different() {
+    let server = S3Server::start();
+    server.create_bucket("bucket");
+    let src = tempfile::tempdir().unwrap();
+    write_tree(src.path(), &[("a.whl", "wheel"), ("b.whl", "other")]);
+    let always = backend(&server, TransferOptions::default()).await;
+    always
+        .upload_file(&src.path().join("a.whl"), &loc("bucket", "py/a.whl"))
+        .await
+        .unwrap();
+
+    let never = backend(
+        &server,
+        TransferOptions {
+            overwrite: Overwrite::Never,
+            ..Default::default()
+        },
+    )
+    .await;
+    let err = never
+        .upload_files(vec![
+            (src.path().join("b.whl"), loc("bucket", "py/a.whl")),
+            (src.path().join("b.whl"), loc("bucket", "py/b.whl")),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`s3://bucket/py/a.whl` already exists"),
+        "{err}"
+    );
+    assert_eq!(stored(&server, "bucket", "py/a.whl"), b"wheel");
+    assert_eq!(stored(&server, "bucket", "py/b.whl"), b"other");
+
+    let if_different = backend(
+        &server,
+        TransferOptions {
+            overwrite: Overwrite::IfDifferent,
+            ..Default::default()
+        },
+    )
+    .await;
+    let report = if_different
+        .upload_files(vec![(src.path().join("a.whl"), loc("bucket", "py/a.whl"))])
+        .await
+        .unwrap();
+    assert_eq!((report.transferred, report.skipped), (0, 1));
+    let report = if_different
+        .upload_files(vec![(src.path().join("b.whl"), loc("bucket", "py/a.whl"))])
+        .await
+        .unwrap();
+    assert_eq!((report.transferred, report.skipped), (1, 0));
+    assert_eq!(stored(&server, "bucket", "py/a.whl"), b"other");
+
+    // An object uploaded by another tool, with only a `.sha256sum` sidecar, counts as the same.
+    let sha = storage_backend::sha256_file(&src.path().join("a.whl"))
+        .await
+        .unwrap();
+    write_tree(
+        &server.root().join("bucket"),
+        &[
+            ("ext/a.whl", "wheel"),
+            ("ext/a.whl.sha256sum", &format!("{sha}  a.whl\n")),
+        ],
+    );
+    let report = if_different
+        .upload_files(vec![(src.path().join("a.whl"), loc("bucket", "ext/a.whl"))])
+        .await
+        .unwrap();
+    assert_eq!(report.skipped, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dry_run_makes_no_request() {
+    let server = S3Server::start();
+    server.create_bucket("bucket");
+    let src = tempfile::tempdir().unwrap();
+    write_tree(src.path(), &[("a.log", "a"), ("b.html", "b")]);
+    let sink = Captured::default();
+    let b = backend(
+        &server,
+        TransferOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .with_dry_run_sink(Box::new(sink.clone()));
+    let before = server.requests();
+    let report = b
+        .upload_directory(src.path(), &loc("bucket", "run-1/logs"), &[], &[])
+        .await
+        .unwrap();
+    assert_eq!(report.transferred, 2);
+    b.copy_file(&loc("bucket", "x"), &loc("bucket", "y"))
+        .await
+        .unwrap();
+    assert_eq!(server.requests(), before);
+    assert_eq!(
+        sink.text(),
+        format!(
+            "[DRY RUN] {} -> s3://bucket/run-1/logs/a.log (text/plain)\n[DRY RUN] {} -> s3://bucket/run-1/logs/b.html (text/html)\n[DRY RUN] copy s3://bucket/x -> s3://bucket/y\n",
+            src.path().join("a.log").display(),
+            src.path().join("b.html").display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn preflight_tells_failures_apart() {
+    let server = S3Server::start();
+    server.create_bucket("bucket");
+    let run = loc("bucket", "123-linux");
+    let good = backend(&server, TransferOptions::default()).await;
+    good.preflight(Direction::Upload, &run).await.unwrap();
+    good.preflight(Direction::Download, &run).await.unwrap();
+
+    let missing = good
+        .preflight(Direction::Download, &loc("nope", "123-linux"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        missing.s3_kind(),
+        Some(S3ErrorKind::NoSuchBucket),
+        "{missing:?}"
+    );
+    let missing = good
+        .preflight(Direction::Upload, &loc("nope", "123-linux"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        missing.s3_kind(),
+        Some(S3ErrorKind::NoSuchBucket),
+        "{missing:?}"
+    );
+
+    let wrong = StorageBackend::s3(
+        S3Client::connect_with(
+            &options(server.endpoint(), Anonymous::Never, "wrong-secret"),
+            &|_| None,
+        )
+        .await,
+        TransferOptions::default(),
+    );
+    for direction in [Direction::Upload, Direction::Download] {
+        let err = wrong.preflight(direction, &run).await.unwrap_err();
+        assert_eq!(
+            err.s3_kind(),
+            Some(S3ErrorKind::Auth),
+            "{direction:?}: {err:?}"
+        );
+    }
+
+    let anonymous = StorageBackend::s3(
+        S3Client::connect_with(
+            &options(server.endpoint(), Anonymous::Always, SECRET_KEY),
+            &|_| None,
+        )
+        .await,
+        TransferOptions::default(),
+    );
+    let err = anonymous
+        .preflight(Direction::Upload, &run)
+        .await
+        .unwrap_err();
+    assert_eq!(err.s3_kind(), Some(S3ErrorKind::Auth));
+    assert!(
+        storage_backend::chain(&err).contains("no AWS credentials"),
+        "{err}"
+    );
+
+    // Nothing listens on a port the server just released.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let mut opts = options(dead, Anonymous::Never, SECRET_KEY);
+    opts.max_attempts = 1;
+    let unreachable = StorageBackend::s3(
+        S3Client::connect_with(&opts, &|_| None).await,
+        TransferOptions::default(),
+    );
+    let err = unreachable
+        .preflight(Direction::Download, &run)
+        .await
+        .unwrap_err();
+    assert_eq!(err.s3_kind(), Some(S3ErrorKind::Unreachable), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anonymous_reads_of_a_public_server() {
+    let server = S3Server::start_with(S3ServerOptions {
+        anonymous: true,
+        ..Default::default()
+    });
+    server.create_bucket("public");
+    write_tree(
+        &server.root().join("public"),
+        &[("1-linux/a_b_generic.tar.zst", "x")],
+    );
+    // No credentials anywhere: the client goes unsigned.
+    let env = |var: &str| match var {
+        "AWS_ENDPOINT_URL" => Some(server.endpoint()),
+        _ => None,
+    };
+    let client = S3Client::connect_with(
+        &ClientOptions {
+            region: Some("us-east-1".into()),
+            anonymous: Anonymous::Always,
+            ..Default::default()
+        },
+        &env,
+    )
+    .await;
+    assert!(!client.is_signed());
+    assert_eq!(client.endpoint_url(), Some(server.endpoint().as_str()));
+    let b = StorageBackend::s3(client, TransferOptions::default());
+    let listed = b.list_files(&loc("public", "1-linux"), &[]).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    b.preflight(Direction::Download, &loc("public", "1-linux"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn injected_faults_are_retried_to_correct_bytes() {
+    let server = S3Server::start_with(S3ServerOptions {
+        fault_every: Some(10),
+        ..Default::default()
+    });
+    server.create_bucket("bucket");
+    let src = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for i in 0..200 {
+        let name = format!("f{i:03}.bin");
+        fs_err::write(
+            src.path().join(&name),
+            pattern_bytes(1000 + i * 37, u8::try_from(i % 256).unwrap()),
+        )
+        .unwrap();
+        files.push((
+            src.path().join(&name),
+            loc("bucket", &format!("run/{name}")),
+        ));
+    }
+    let b = backend(&server, TransferOptions::default()).await;
+    let report = b.upload_files(files).await.unwrap();
+    assert_eq!(report.transferred, 200);
+    assert!(server.faults() >= 20, "only {} faults", server.faults());
+    for i in 0..200usize {
+        assert_eq!(
+            stored(&server, "bucket", &format!("run/f{i:03}.bin")),
+            pattern_bytes(1000 + i * 37, u8::try_from(i % 256).unwrap())
+        );
+    }
+    let listed = b.list_files(&loc("bucket", "run"), &[]).await.unwrap();
+    assert_eq!(listed.len(), 200);
+}

@@ -1,0 +1,149 @@
+//! A real S3-protocol server (s3s + s3s-fs) on `127.0.0.1:0`, over a temporary directory.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+
+/// The access key the server accepts.
+pub const ACCESS_KEY: &str = "rockci-test-access";
+/// The secret key the server accepts.
+pub const SECRET_KEY: &str = "rockci-test-secret-key-0123456789";
+
+/// Options of [`S3Server::start_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct S3ServerOptions {
+    /// Accept unsigned requests (no authentication at all).
+    pub anonymous: bool,
+    /// Fail every `n`-th request: odd failures answer `503 SlowDown`, even ones reset the
+    /// connection.
+    pub fault_every: Option<u64>,
+}
+
+/// The server; stops when dropped.
+pub struct S3Server {
+    addr: SocketAddr,
+    root: tempfile::TempDir,
+    requests: Arc<AtomicU64>,
+    faults: Arc<AtomicU64>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl S3Server {
+    /// A server requiring [`ACCESS_KEY`]/[`SECRET_KEY`] signatures.
+    pub fn start() -> Self {
+        Self::start_with(S3ServerOptions::default())
+    }
+
+    /// A server with `options`.
+    pub fn start_with(options: S3ServerOptions) -> Self {
+        let root = tempfile::tempdir().expect("tempdir");
+        let fs = s3s_fs::FileSystem::new(root.path()).expect("s3s-fs");
+        let mut builder = S3ServiceBuilder::new(fs);
+        if !options.anonymous {
+            builder.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+        }
+        let service = builder.build();
+        let requests = Arc::new(AtomicU64::new(0));
+        let faults = Arc::new(AtomicU64::new(0));
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let addr = std_listener.local_addr().expect("addr");
+        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+        let (req_count, fault_count) = (requests.clone(), faults.clone());
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(std_listener).expect("listener");
+                let http = ConnBuilder::new(TokioExecutor::new());
+                loop {
+                    let socket = tokio::select! {
+                        res = listener.accept() => match res { Ok((s, _)) => s, Err(_) => continue },
+                        _ = &mut rx => break,
+                    };
+                    let service = service.clone();
+                    let (req_count, fault_count) = (req_count.clone(), fault_count.clone());
+                    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                        let service = service.clone();
+                        let n = req_count.fetch_add(1, Ordering::SeqCst) + 1;
+                        let fault = options.fault_every.filter(|every| n % every == 0);
+                        let fault_count = fault_count.clone();
+                        async move {
+                            if fault.is_some() {
+                                let k = fault_count.fetch_add(1, Ordering::SeqCst);
+                                if k % 2 == 0 {
+                                    let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>injected</Message></Error>";
+                                    return Ok(http::Response::builder()
+                                        .status(503)
+                                        .header("content-type", "application/xml")
+                                        .body(s3s::Body::from(body.to_owned()))
+                                        .expect("response"));
+                                }
+                                return Err(s3s::HttpError::new("injected connection reset".into()));
+                            }
+                            hyper::service::Service::call(&service, req).await
+                        }
+                    });
+                    let conn = http.serve_connection(TokioIo::new(socket), svc).into_owned();
+                    tokio::spawn(async move {
+                        let _ = conn.await;
+                    });
+                }
+            });
+        });
+        Self {
+            addr,
+            root,
+            requests,
+            faults,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:{port}`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The directory the server stores buckets in (one subdirectory per bucket).
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Creates a bucket.
+    pub fn create_bucket(&self, name: &str) {
+        fs_err::create_dir_all(self.root.path().join(name)).expect("create bucket");
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Faults injected so far.
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
