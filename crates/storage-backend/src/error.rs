@@ -127,11 +127,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn s3<E, R>(
-        op: &'static str,
-        location: impl Into<String>,
-        err: SdkError<E, R>,
-    ) -> Self
+    /// An [`Error::S3`] from an SDK error, classified.
+    pub fn s3<E, R>(op: &'static str, location: impl Into<String>, err: SdkError<E, R>) -> Self
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
         R: fmt::Debug + Send + Sync + 'static,
@@ -147,7 +144,8 @@ impl Error {
 }
 
 /// The HTTP status of a failed request, where there was a response.
-pub(crate) trait HasStatus {
+pub trait HasStatus {
+    /// The status code.
     fn status(&self) -> Option<u16>;
 }
 
@@ -157,7 +155,8 @@ impl<E> HasStatus for SdkError<E, aws_smithy_runtime_api::client::orchestrator::
     }
 }
 
-pub(crate) fn classify<E, R>(err: &SdkError<E, R>) -> S3ErrorKind
+/// The kind of an SDK error.
+pub fn classify<E, R>(err: &SdkError<E, R>) -> S3ErrorKind
 where
     E: ProvideErrorMetadata,
     SdkError<E, R>: HasStatus,

@@ -1,0 +1,344 @@
+//! Verified, resumable downloads.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
+use tokio::io::AsyncWriteExt as _;
+
+use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
+
+/// `{dir}/.{name}.partial`: where a download is written until verified.
+fn partial_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dest.with_file_name(format!(".{name}.partial"))
+}
+
+/// Beside the partial file: the `ETag` of the object it holds the start of.
+fn etag_path(partial: &Path) -> PathBuf {
+    let mut p = partial.as_os_str().to_owned();
+    p.push(".etag");
+    PathBuf::from(p)
+}
+
+/// Writes `data` to `path` through a temporary file and a rename.
+pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new()
+        .prefix(".rock-ci.")
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map_err(|e| Error::write(path, e))?;
+    temp.write_all(data).map_err(|e| Error::write(path, e))?;
+    temp.persist(path)
+        .map_err(|e| Error::write(path, e.error))?;
+    Ok(())
+}
+
+/// Copies `src` to `dest` through a temporary file, hashing on the way; with `expected`, a
+/// different digest is an error and `dest` is left untouched. Returns the digest.
+pub(crate) async fn copy_verified(
+    src: &Path,
+    dest: &Path,
+    expected: Option<String>,
+) -> Result<String, Error> {
+    let (src, dest) = (src.to_path_buf(), dest.to_path_buf());
+    storage_backend::blocking(move || {
+        let dir = dest.parent().unwrap_or(Path::new("."));
+        fs_err::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+        let mut input = fs_err::File::open(&src).map_err(|e| Error::read(&src, e))?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".rock-ci.")
+            .suffix(".partial")
+            .tempfile_in(dir)
+            .map_err(|e| Error::write(&dest, e))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0; 1 << 20];
+        loop {
+            let n = input.read(&mut buf).map_err(|e| Error::read(&src, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            temp.write_all(&buf[..n])
+                .map_err(|e| Error::write(&dest, e))?;
+        }
+        let actual = hex::encode(hasher.finalize());
+        if let Some(expected) = expected
+            && expected != actual
+        {
+            return Err(Error::ChecksumMismatch {
+                location: src.display().to_string(),
+                expected,
+                actual,
+            });
+        }
+        temp.as_file()
+            .sync_all()
+            .map_err(|e| Error::write(&dest, e))?;
+        temp.persist(&dest)
+            .map_err(|e| Error::write(&dest, e.error))?;
+        Ok(actual)
+    })
+    .await
+}
+
+fn hash_prefix(path: &Path) -> Result<(Sha256, u64), Error> {
+    let mut file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = file.read(&mut buf).map_err(|e| Error::read(path, e))?;
+        if n == 0 {
+            return Ok((hasher, len));
+        }
+        hasher.update(&buf[..n]);
+        len += n as u64;
+    }
+}
+
+impl ArtifactBackend {
+    /// The digest in the artifact's `.sha256sum` sidecar, `None` without one.
+    pub async fn expected_sha256(&self, key: &str) -> Result<Option<String>, Error> {
+        let text = match self {
+            ArtifactBackend::S3(b) => {
+                let backend = storage_backend::S3StorageBackend::new(
+                    b.client.clone(),
+                    storage_backend::TransferOptions::default(),
+                );
+                backend
+                    .get_small(&b.root.artifact(&sidecar_key(key)))
+                    .await?
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            }
+            ArtifactBackend::Local(b) => {
+                let path = b.base_path.join(sidecar_key(key));
+                if path.is_file() {
+                    Some(fs_err::read_to_string(&path).map_err(|e| Error::read(&path, e))?)
+                } else {
+                    None
+                }
+            }
+        };
+        match text {
+            None => Ok(None),
+            Some(text) => storage_backend::parse_sha256sum(&text)
+                .map(Some)
+                .ok_or_else(|| Error::InvalidSidecar(self.location(&sidecar_key(key)).to_string())),
+        }
+    }
+
+    /// Downloads artifact `key` to `dest`: streamed to `.{name}.partial` beside it, hashed on
+    /// the way, checked against the `.sha256sum` sidecar when there is one, then renamed. The
+    /// sidecar is written beside it as `{key}.sha256sum`. A partial file left by an interrupted
+    /// download of the same object is resumed with a ranged GET and the whole is verified. On a
+    /// mismatch nothing is left at `dest` (or in the partial file).
+    pub async fn download_artifact(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
+        let dir = dest.parent().unwrap_or(Path::new(".")).to_path_buf();
+        fs_err::create_dir_all(&dir).map_err(|e| Error::write(&dir, e))?;
+        let expected = self.expected_sha256(key).await?;
+        let downloaded = match self {
+            ArtifactBackend::Local(b) => {
+                let src = b.base_path.join(key);
+                if !src.is_file() {
+                    return Err(Error::NotFound(src.display().to_string()));
+                }
+                let size = fs_err::metadata(&src)
+                    .map_err(|e| Error::read(&src, e))?
+                    .len();
+                let id = b.reporter.on_transfer_start(key, size);
+                let sha256 = copy_verified(&src, dest, expected.clone()).await?;
+                b.reporter.on_transfer_progress(id, size);
+                b.reporter.on_transfer_complete(id);
+                Downloaded {
+                    path: dest.to_path_buf(),
+                    sha256,
+                    verified: expected.is_some(),
+                    fetched: size,
+                    resumed: 0,
+                }
+            }
+            ArtifactBackend::S3(b) => self.download_s3(b, key, dest, expected.as_deref()).await?,
+        };
+        if let Some(sha) = &expected {
+            write_atomic(
+                &dir.join(sidecar_key(key)),
+                format!("{sha}  {key}\n").as_bytes(),
+            )?;
+        }
+        Ok(downloaded)
+    }
+
+    async fn download_s3(
+        &self,
+        b: &crate::S3Artifacts,
+        key: &str,
+        dest: &Path,
+        expected: Option<&str>,
+    ) -> Result<Downloaded, Error> {
+        let loc = b.root.artifact(key);
+        let head = match b
+            .client
+            .sdk()
+            .head_object()
+            .bucket(loc.bucket())
+            .key(loc.relative_path())
+            .send()
+            .await
+        {
+            Ok(head) => head,
+            Err(e) => {
+                let err = storage_backend::Error::s3("download", loc.s3_uri(), e);
+                return Err(
+                    if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
+                        Error::NotFound(loc.s3_uri())
+                    } else {
+                        err.into()
+                    },
+                );
+            }
+        };
+        let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
+        let etag = head.e_tag().unwrap_or_default().to_owned();
+        let partial = partial_path(dest);
+        let etag_file = etag_path(&partial);
+
+        let (mut hasher, mut offset) = resume_point(&partial, &etag_file, &etag, size).await?;
+        let resumed = offset;
+        if resumed > 0 {
+            tracing::info!("Resuming {} at byte {resumed} of {size}", loc.s3_uri());
+        } else {
+            write_atomic(&etag_file, etag.as_bytes())?;
+        }
+        let id = b.reporter.on_transfer_start(key, size);
+        b.reporter.on_transfer_progress(id, resumed);
+
+        let mut file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(resumed > 0)
+            .truncate(resumed == 0)
+            .open(&partial)
+            .await
+            .map_err(|e| Error::write(&partial, e))?;
+        if offset < size {
+            offset +=
+                fetch_range(b, &loc, offset, &etag, &mut file, &partial, &mut hasher, id).await?;
+        }
+        file.flush().await.map_err(|e| Error::write(&partial, e))?;
+        file.sync_all()
+            .await
+            .map_err(|e| Error::write(&partial, e))?;
+        drop(file);
+        let actual = hex::encode(hasher.finalize());
+        let discard = || {
+            let _ = fs_err::remove_file(&partial);
+            let _ = fs_err::remove_file(&etag_file);
+        };
+        if offset != size {
+            discard();
+            return Err(Error::Write {
+                path: dest.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("received {offset} of {size} bytes of {}", loc.s3_uri()),
+                ),
+            });
+        }
+        if let Some(expected) = expected
+            && expected != actual
+        {
+            discard();
+            return Err(Error::ChecksumMismatch {
+                location: loc.s3_uri(),
+                expected: expected.to_owned(),
+                actual,
+            });
+        }
+        fs_err::rename(&partial, dest).map_err(|e| Error::write(dest, e))?;
+        let _ = fs_err::remove_file(&etag_file);
+        b.reporter.on_transfer_complete(id);
+        Ok(Downloaded {
+            path: dest.to_path_buf(),
+            sha256: actual,
+            verified: expected.is_some(),
+            fetched: size - resumed,
+            resumed,
+        })
+    }
+}
+
+/// GETs `loc` from byte `offset` on (of version `etag`), appending to `file` and `hasher`.
+/// Returns the bytes received.
+#[expect(clippy::too_many_arguments, reason = "the state of one download")]
+async fn fetch_range(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+    offset: u64,
+    etag: &str,
+    file: &mut tokio::fs::File,
+    partial: &Path,
+    hasher: &mut Sha256,
+    id: usize,
+) -> Result<u64, Error> {
+    let mut request = b
+        .client
+        .sdk()
+        .get_object()
+        .bucket(loc.bucket())
+        .key(loc.relative_path());
+    if offset > 0 {
+        request = request.range(format!("bytes={offset}-"));
+    }
+    if !etag.is_empty() {
+        request = request.if_match(etag);
+    }
+    let out = request
+        .send()
+        .await
+        .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
+    let mut body = out.body;
+    let mut received = 0u64;
+    loop {
+        let chunk = body
+            .try_next()
+            .await
+            .map_err(|e| storage_backend::Error::S3 {
+                op: "download",
+                location: loc.s3_uri(),
+                kind: storage_backend::S3ErrorKind::Unreachable,
+                source: Box::new(e),
+            })?;
+        let Some(chunk) = chunk else { break };
+        hasher.update(&chunk);
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| Error::write(partial, e))?;
+        received += chunk.len() as u64;
+        b.reporter.on_transfer_progress(id, chunk.len() as u64);
+    }
+    Ok(received)
+}
+
+/// Where an earlier partial download of the same object version (same `ETag`) ended, with the
+/// hash of what it holds; `(empty, 0)` when there is nothing to reuse.
+async fn resume_point(
+    partial: &Path,
+    etag_file: &Path,
+    etag: &str,
+    size: u64,
+) -> Result<(Sha256, u64), Error> {
+    let stored_etag = fs_err::read_to_string(etag_file).ok();
+    if partial.is_file() && !etag.is_empty() && stored_etag.as_deref() == Some(etag) {
+        let p = partial.to_path_buf();
+        let (hasher, len) = storage_backend::blocking(move || hash_prefix(&p)).await?;
+        if len <= size {
+            return Ok((hasher, len));
+        }
+    }
+    Ok((Sha256::new(), 0))
+}

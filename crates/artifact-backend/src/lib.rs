@@ -1,0 +1,440 @@
+//! A CI run's build artifacts in S3 or a local staging directory.
+//!
+//! [`ArtifactBackend`] lists the artifact archives at the top level of a run's prefix,
+//! downloads one with verification against its `.sha256sum` sidecar (written to a temporary
+//! file beside the destination and renamed only once verified; an interrupted download resumes
+//! with a ranged GET), uploads one with its sidecar, copies one between runs server-side, and
+//! answers whether one exists without mistaking errors for absence.
+//!
+//! ```
+//! use artifact_backend::ArtifactBackend;
+//! use workflow_outputs::{Platform, WorkflowOutputRoot};
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let staging = tempfile::tempdir()?;
+//! let root = WorkflowOutputRoot::for_local(Some("42"), Some(Platform::Linux), None)?;
+//! let backend = ArtifactBackend::local(staging.path(), root)?;
+//! assert!(backend.list_artifacts(None).await?.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use artifacts::{ArchiveFormat, ArtifactName};
+use storage_backend::{NoReporter, Reporter, S3Client};
+use storage_location::StorageLocation;
+use workflow_outputs::WorkflowOutputRoot;
+
+mod download;
+mod env;
+
+pub use env::{EnvVars, backend_from_env};
+
+/// Errors of artifact operations; each names the artifact or file at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The artifact does not exist.
+    #[error("Artifact `{0}` not found")]
+    NotFound(String),
+    /// The source file of an upload does not exist.
+    #[error("Source artifact `{}` not found", .0.display())]
+    MissingSource(PathBuf),
+    /// The downloaded or uploaded bytes do not match the sidecar.
+    #[error(
+        "Checksum mismatch for `{location}`: the sidecar says {expected}, the content is {actual}"
+    )]
+    ChecksumMismatch {
+        /// The artifact.
+        location: String,
+        /// From the `.sha256sum` sidecar.
+        expected: String,
+        /// Of the content.
+        actual: String,
+    },
+    /// A sidecar without a digest.
+    #[error("Invalid sha256sum file `{0}`: expected a 64-digit hex digest first")]
+    InvalidSidecar(String),
+    /// Copy between different kinds of backends.
+    #[error("Cannot copy from a {from} backend to a {to} backend")]
+    IncompatibleBackends {
+        /// Kind of the source.
+        from: &'static str,
+        /// Kind of the destination.
+        to: &'static str,
+    },
+    /// A local read failed.
+    #[error("Failed to read `{}`", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A local write failed.
+    #[error("Failed to write `{}`", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A storage operation failed.
+    #[error(transparent)]
+    Storage(#[from] storage_backend::Error),
+    /// An invalid layout input.
+    #[error(transparent)]
+    Layout(#[from] workflow_outputs::Error),
+}
+
+impl Error {
+    fn read(path: &Path, source: std::io::Error) -> Self {
+        Error::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn write(path: &Path, source: std::io::Error) -> Self {
+        Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// One artifact archive of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactEntry {
+    /// The archive's file name (its key below the run prefix).
+    pub file_name: String,
+    /// The parsed name, when it is `{name}_{component}_{target_family}`.
+    pub name: Option<ArtifactName>,
+    /// The archive format.
+    pub format: ArchiveFormat,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The result of a download.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Downloaded {
+    /// Where the artifact now is.
+    pub path: PathBuf,
+    /// Its SHA-256 (hex).
+    pub sha256: String,
+    /// Whether a sidecar existed and matched.
+    pub verified: bool,
+    /// Bytes fetched now (less than the size after a resume).
+    pub fetched: u64,
+    /// Bytes reused from an earlier partial download.
+    pub resumed: u64,
+}
+
+/// Where a run's artifacts are.
+#[derive(Clone)]
+pub enum ArtifactBackend {
+    /// In S3, below the run's prefix.
+    S3(S3Artifacts),
+    /// In a local staging directory, below `{staging}/{prefix}`.
+    Local(LocalArtifacts),
+}
+
+/// The S3 side of [`ArtifactBackend`].
+#[derive(Clone)]
+pub struct S3Artifacts {
+    client: S3Client,
+    root: WorkflowOutputRoot,
+    reporter: Arc<dyn Reporter>,
+}
+
+/// The local side of [`ArtifactBackend`].
+#[derive(Clone)]
+pub struct LocalArtifacts {
+    base_path: PathBuf,
+    root: WorkflowOutputRoot,
+    reporter: Arc<dyn Reporter>,
+}
+
+/// Whether `file_name` is an artifact archive (not a sidecar) kept by `name_filter`
+/// (file names starting with `{filter}_`).
+fn keep(file_name: &str, name_filter: Option<&str>) -> Option<ArchiveFormat> {
+    let format = ArchiveFormat::from_file_name(file_name)?;
+    match name_filter {
+        Some(f) if !file_name.starts_with(&format!("{f}_")) => None,
+        _ => Some(format),
+    }
+}
+
+fn sidecar_key(key: &str) -> String {
+    format!("{key}.sha256sum")
+}
+
+impl ArtifactBackend {
+    /// Artifacts of `root` in S3.
+    pub fn s3(client: S3Client, root: WorkflowOutputRoot) -> Self {
+        ArtifactBackend::S3(S3Artifacts {
+            client,
+            root,
+            reporter: Arc::new(NoReporter),
+        })
+    }
+
+    /// Artifacts of `root` below `staging_dir/{prefix}` (created now).
+    pub fn local(staging_dir: &Path, root: WorkflowOutputRoot) -> Result<Self, Error> {
+        let base_path = root
+            .root()
+            .local_path(staging_dir)
+            .map_err(storage_backend::Error::from)?;
+        fs_err::create_dir_all(&base_path).map_err(|e| Error::write(&base_path, e))?;
+        Ok(ArtifactBackend::Local(LocalArtifacts {
+            base_path,
+            root,
+            reporter: Arc::new(NoReporter),
+        }))
+    }
+
+    /// Reports byte-level progress of transfers to `reporter`.
+    #[must_use]
+    pub fn with_reporter(mut self, reporter: Arc<dyn Reporter>) -> Self {
+        match &mut self {
+            ArtifactBackend::S3(b) => b.reporter = reporter,
+            ArtifactBackend::Local(b) => b.reporter = reporter,
+        }
+        self
+    }
+
+    /// The run's root.
+    pub fn root(&self) -> &WorkflowOutputRoot {
+        match self {
+            ArtifactBackend::S3(b) => &b.root,
+            ArtifactBackend::Local(b) => &b.root,
+        }
+    }
+
+    /// `s3://{bucket}/{prefix}` or the local base directory.
+    pub fn base_uri(&self) -> String {
+        match self {
+            ArtifactBackend::S3(b) => b.root.root().s3_uri(),
+            ArtifactBackend::Local(b) => b.base_path.display().to_string(),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            ArtifactBackend::S3(_) => "S3",
+            ArtifactBackend::Local(_) => "local",
+        }
+    }
+
+    /// The artifact archives at the top level of the run's prefix, sorted by file name.
+    /// Sidecars, other files and anything in subdirectories (`logs/`, `python/`, ...) are not
+    /// artifacts; neither are keys of sibling runs sharing the prefix's text.
+    pub async fn list_artifacts(
+        &self,
+        name_filter: Option<&str>,
+    ) -> Result<Vec<ArtifactEntry>, Error> {
+        let mut out = Vec::new();
+        let mut push = |file_name: &str, size: u64| {
+            if let Some(format) = keep(file_name, name_filter) {
+                out.push(ArtifactEntry {
+                    file_name: file_name.to_owned(),
+                    name: ArtifactName::from_filename(file_name),
+                    format,
+                    size,
+                });
+            }
+        };
+        match self {
+            ArtifactBackend::S3(b) => {
+                let prefix = format!("{}/", b.root.prefix());
+                let mut pages = b
+                    .client
+                    .sdk()
+                    .list_objects_v2()
+                    .bucket(b.root.bucket())
+                    .prefix(&prefix)
+                    .delimiter("/")
+                    .into_paginator()
+                    .send();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| {
+                        storage_backend::Error::s3(
+                            "list",
+                            format!("s3://{}/{prefix}", b.root.bucket()),
+                            e,
+                        )
+                    })?;
+                    for object in page.contents() {
+                        let Some(rel) = object.key().and_then(|k| k.strip_prefix(&prefix)) else {
+                            continue;
+                        };
+                        if !rel.contains('/') {
+                            push(rel, u64::try_from(object.size().unwrap_or(0)).unwrap_or(0));
+                        }
+                    }
+                }
+            }
+            ArtifactBackend::Local(b) => {
+                if b.base_path.is_dir() {
+                    for entry in
+                        fs_err::read_dir(&b.base_path).map_err(|e| Error::read(&b.base_path, e))?
+                    {
+                        let entry = entry.map_err(|e| Error::read(&b.base_path, e))?;
+                        let meta = fs_err::metadata(entry.path())
+                            .map_err(|e| Error::read(&entry.path(), e))?;
+                        if meta.is_file() {
+                            push(&entry.file_name().to_string_lossy(), meta.len());
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+        Ok(out)
+    }
+
+    /// Whether artifact `key` exists. Only a definite "not found" is `false`; failures to ask
+    /// (auth, network, throttling) are errors.
+    pub async fn artifact_exists(&self, key: &str) -> Result<bool, Error> {
+        match self {
+            ArtifactBackend::S3(b) => {
+                let loc = b.root.artifact(key);
+                match b
+                    .client
+                    .sdk()
+                    .head_object()
+                    .bucket(loc.bucket())
+                    .key(loc.relative_path())
+                    .send()
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(e) => {
+                        let err = storage_backend::Error::s3("check", loc.s3_uri(), e);
+                        if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
+                            Ok(false)
+                        } else {
+                            Err(err.into())
+                        }
+                    }
+                }
+            }
+            ArtifactBackend::Local(b) => Ok(b.base_path.join(key).is_file()),
+        }
+    }
+
+    /// Uploads `source` as artifact `key` with its sidecar `{key}.sha256sum`. An existing
+    /// `{source}.sha256sum` must match the file (else nothing is uploaded); without one, the
+    /// sidecar is computed.
+    pub async fn upload_artifact(&self, source: &Path, key: &str) -> Result<String, Error> {
+        if !source.is_file() {
+            return Err(Error::MissingSource(source.to_path_buf()));
+        }
+        let sha = storage_backend::sha256_file(source).await?;
+        let local_sidecar = PathBuf::from(format!("{}.sha256sum", source.display()));
+        if local_sidecar.is_file() {
+            let text = fs_err::read_to_string(&local_sidecar)
+                .map_err(|e| Error::read(&local_sidecar, e))?;
+            let expected = storage_backend::parse_sha256sum(&text)
+                .ok_or_else(|| Error::InvalidSidecar(local_sidecar.display().to_string()))?;
+            if expected != sha {
+                return Err(Error::ChecksumMismatch {
+                    location: source.display().to_string(),
+                    expected,
+                    actual: sha,
+                });
+            }
+        }
+        let sidecar_text = format!("{sha}  {key}\n");
+        match self {
+            ArtifactBackend::S3(b) => {
+                let backend = storage_backend::StorageBackend::s3(
+                    b.client.clone(),
+                    storage_backend::TransferOptions::default(),
+                )
+                .with_reporter(b.reporter.clone());
+                backend.upload_file(source, &b.root.artifact(key)).await?;
+                b.client
+                    .sdk()
+                    .put_object()
+                    .bucket(b.root.bucket())
+                    .key(b.root.artifact(&sidecar_key(key)).relative_path())
+                    .content_type("text/plain")
+                    .body(sidecar_text.into_bytes().into())
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        storage_backend::Error::s3(
+                            "upload",
+                            b.root.artifact(&sidecar_key(key)).s3_uri(),
+                            e,
+                        )
+                    })?;
+            }
+            ArtifactBackend::Local(b) => {
+                let dest = b.base_path.join(key);
+                download::copy_verified(source, &dest, None).await?;
+                download::write_atomic(
+                    &b.base_path.join(sidecar_key(key)),
+                    sidecar_text.as_bytes(),
+                )?;
+            }
+        }
+        Ok(sha)
+    }
+
+    /// Copies artifact `key` (and its sidecar, when the source has one) from `source`'s run to
+    /// this one: server-side within S3 (across buckets too), by file locally.
+    pub async fn copy_artifact(&self, key: &str, source: &ArtifactBackend) -> Result<(), Error> {
+        match (self, source) {
+            (ArtifactBackend::S3(dst), ArtifactBackend::S3(src)) => {
+                let backend = storage_backend::StorageBackend::s3(
+                    dst.client.clone(),
+                    storage_backend::TransferOptions::default(),
+                );
+                let from = src.root.artifact(key);
+                if !source.artifact_exists(key).await? {
+                    return Err(Error::NotFound(from.s3_uri()));
+                }
+                backend.copy_file(&from, &dst.root.artifact(key)).await?;
+                if source.artifact_exists(&sidecar_key(key)).await? {
+                    backend
+                        .copy_file(
+                            &src.root.artifact(&sidecar_key(key)),
+                            &dst.root.artifact(&sidecar_key(key)),
+                        )
+                        .await?;
+                }
+                Ok(())
+            }
+            (ArtifactBackend::Local(dst), ArtifactBackend::Local(src)) => {
+                let from = src.base_path.join(key);
+                if !from.is_file() {
+                    return Err(Error::NotFound(from.display().to_string()));
+                }
+                download::copy_verified(&from, &dst.base_path.join(key), None).await?;
+                let sidecar = src.base_path.join(sidecar_key(key));
+                if sidecar.is_file() {
+                    download::copy_verified(&sidecar, &dst.base_path.join(sidecar_key(key)), None)
+                        .await?;
+                }
+                Ok(())
+            }
+            _ => Err(Error::IncompatibleBackends {
+                from: source.kind(),
+                to: self.kind(),
+            }),
+        }
+    }
+
+    /// The location of artifact `key`.
+    pub fn location(&self, key: &str) -> StorageLocation {
+        self.root().artifact(key)
+    }
+}
