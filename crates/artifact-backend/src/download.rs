@@ -8,6 +8,13 @@ use tokio::io::AsyncWriteExt as _;
 
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
+/// Objects with more than this left to fetch are fetched as parallel ranged GETs.
+const PARALLEL_THRESHOLD: u64 = 16 << 20;
+/// Size of one ranged GET.
+const RANGE_SIZE: u64 = 8 << 20;
+/// Ranged GETs of one object in flight (their bodies are held until written in order).
+const RANGE_CONCURRENCY: usize = 8;
+
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
     let name = dest
@@ -225,7 +232,11 @@ impl ArtifactBackend {
             .open(&partial)
             .await
             .map_err(|e| Error::write(&partial, e))?;
-        if offset < size {
+        if size - offset > PARALLEL_THRESHOLD {
+            let range = (offset, size);
+            offset +=
+                fetch_parallel(b, &loc, range, &etag, &mut file, &partial, &mut hasher, id).await?;
+        } else if offset < size {
             offset +=
                 fetch_range(b, &loc, offset, &etag, &mut file, &partial, &mut hasher, id).await?;
         }
@@ -341,4 +352,80 @@ async fn resume_point(
         }
     }
     Ok((Sha256::new(), 0))
+}
+
+/// Fetches bytes `range.0..range.1` of `loc` as parallel ranged GETs of [`RANGE_SIZE`], writing
+/// and hashing them in order (so the partial file always holds a prefix of the object and can
+/// be resumed). At most [`RANGE_CONCURRENCY`] ranges are in memory.
+#[expect(clippy::too_many_arguments, reason = "the state of one download")]
+async fn fetch_parallel(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+    range: (u64, u64),
+    etag: &str,
+    file: &mut tokio::fs::File,
+    partial: &Path,
+    hasher: &mut Sha256,
+    id: usize,
+) -> Result<u64, Error> {
+    use futures::StreamExt as _;
+    let (start, end) = range;
+    let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(|i| {
+        let first = start + i * RANGE_SIZE;
+        (first, (first + RANGE_SIZE).min(end) - 1)
+    });
+    let mut parts = futures::stream::iter(ranges)
+        .map(|(first, last)| async move {
+            let mut request = b
+                .client
+                .sdk()
+                .get_object()
+                .bucket(loc.bucket())
+                .key(loc.relative_path())
+                .range(format!("bytes={first}-{last}"));
+            if !etag.is_empty() {
+                request = request.if_match(etag);
+            }
+            let out = request
+                .send()
+                .await
+                .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
+            let data = out
+                .body
+                .collect()
+                .await
+                .map_err(|e| storage_backend::Error::S3 {
+                    op: "download",
+                    location: loc.s3_uri(),
+                    kind: storage_backend::S3ErrorKind::Unreachable,
+                    source: Box::new(e),
+                })?;
+            let data = data.into_bytes();
+            if data.len() as u64 != last - first + 1 {
+                return Err(Error::Write {
+                    path: partial.to_path_buf(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "range {first}-{last} of {} returned {} bytes",
+                            loc.s3_uri(),
+                            data.len()
+                        ),
+                    ),
+                });
+            }
+            Ok::<_, Error>(data)
+        })
+        .buffered(RANGE_CONCURRENCY);
+    let mut received = 0u64;
+    while let Some(part) = parts.next().await {
+        let part = part?;
+        hasher.update(&part);
+        file.write_all(&part)
+            .await
+            .map_err(|e| Error::write(partial, e))?;
+        received += part.len() as u64;
+        b.reporter.on_transfer_progress(id, part.len() as u64);
+    }
+    Ok(received)
 }

@@ -59,8 +59,13 @@ pub struct ClientOptions {
     /// Attempts per request (SDK standard retry mode: exponential backoff with jitter;
     /// permanent errors are not retried).
     pub max_attempts: u32,
+    /// Delay before the first retry (doubled per retry, with jitter, up to 20 s).
+    pub initial_backoff: Duration,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// Idle connections kept per host: size it to the transfers in flight
+    /// (files × parts per file) so that connections are reused, not re-opened.
+    pub max_idle_connections: usize,
 }
 
 impl Default for ClientOptions {
@@ -72,7 +77,9 @@ impl Default for ClientOptions {
             anonymous: Anonymous::Never,
             credentials: None,
             max_attempts: 5,
+            initial_backoff: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
+            max_idle_connections: crate::DEFAULT_CONCURRENCY * crate::DEFAULT_PART_CONCURRENCY,
         }
     }
 }
@@ -104,8 +111,19 @@ impl S3Client {
             .or_else(|| non_empty(EnvVars::AWS_ENDPOINT_URL));
 
         let loader = || {
+            let http_client = aws_smithy_http_client::Builder::new()
+                .pool_max_idle_per_host(options.max_idle_connections.max(1))
+                .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+                    aws_smithy_http_client::tls::rustls_provider::CryptoMode::AwsLc,
+                ))
+                .build_https();
             let mut loader = aws_config::defaults(BehaviorVersion::latest())
-                .retry_config(RetryConfig::standard().with_max_attempts(options.max_attempts))
+                .http_client(http_client)
+                .retry_config(
+                    RetryConfig::standard()
+                        .with_max_attempts(options.max_attempts)
+                        .with_initial_backoff(options.initial_backoff),
+                )
                 .timeout_config(
                     TimeoutConfig::builder()
                         .connect_timeout(options.connect_timeout)

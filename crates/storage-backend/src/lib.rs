@@ -51,6 +51,8 @@ pub const SHA256_METADATA_KEY: &str = "sha256";
 pub const PREFLIGHT_PROBE_KEY: &str = ".rock-ci-preflight-probe";
 /// Files transferred at once by default (the AWS CLI's default too).
 pub const DEFAULT_CONCURRENCY: usize = 10;
+/// Parts of one file transferred at once by default.
+pub const DEFAULT_PART_CONCURRENCY: usize = 8;
 /// Size above which uploads are multipart, and the default part size.
 pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
 
@@ -92,7 +94,7 @@ impl Default for TransferOptions {
             concurrency: DEFAULT_CONCURRENCY,
             multipart_threshold: DEFAULT_PART_SIZE,
             part_size: DEFAULT_PART_SIZE,
-            part_concurrency: 4,
+            part_concurrency: DEFAULT_PART_CONCURRENCY,
             multipart_copy_threshold: 5 << 30,
             overwrite: Overwrite::Always,
             dry_run: false,
@@ -275,10 +277,14 @@ impl StorageBackend {
     /// The reference's factory: a staging dir gives a local backend, else S3 with a client from
     /// the default chain (signed; no anonymous fallback for writes).
     pub async fn create(staging_dir: Option<&Path>, options: TransferOptions) -> Self {
-        match staging_dir {
-            Some(dir) => Self::local(dir, options),
-            None => Self::s3(S3Client::connect(&ClientOptions::default()).await, options),
+        if let Some(dir) = staging_dir {
+            return Self::local(dir, options);
         }
+        let client_options = ClientOptions {
+            max_idle_connections: options.concurrency * options.part_concurrency,
+            ..ClientOptions::default()
+        };
+        Self::s3(S3Client::connect(&client_options).await, options)
     }
 
     fn common(&self) -> &Common {

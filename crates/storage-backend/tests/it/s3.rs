@@ -15,6 +15,7 @@ fn options(endpoint: String, anonymous: Anonymous, secret: &str) -> ClientOption
         credentials: (anonymous != Anonymous::Always)
             .then(|| Credentials::new(ACCESS_KEY, secret, None, None, "test")),
         max_attempts: 5,
+        initial_backoff: std::time::Duration::from_millis(20),
         ..ClientOptions::default()
     }
 }
