@@ -400,32 +400,33 @@ async fn fetch_parallel(
                     kind: storage_backend::S3ErrorKind::Unreachable,
                     source: Box::new(e),
                 })?;
-            let data = data.into_bytes();
-            if data.len() as u64 != last - first + 1 {
+            let segments: Vec<bytes::Bytes> = data.into_segments().collect();
+            let len: usize = segments.iter().map(bytes::Bytes::len).sum();
+            if len as u64 != last - first + 1 {
                 return Err(Error::Write {
                     path: partial.to_path_buf(),
                     source: std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
                         format!(
-                            "range {first}-{last} of {} returned {} bytes",
-                            loc.s3_uri(),
-                            data.len()
+                            "range {first}-{last} of {} returned {len} bytes",
+                            loc.s3_uri()
                         ),
                     ),
                 });
             }
-            Ok::<_, Error>(data)
+            Ok::<_, Error>(segments)
         })
         .buffered(RANGE_CONCURRENCY);
     let mut received = 0u64;
     while let Some(part) = parts.next().await {
-        let part = part?;
-        hasher.update(&part);
-        file.write_all(&part)
-            .await
-            .map_err(|e| Error::write(partial, e))?;
-        received += part.len() as u64;
-        b.reporter.on_transfer_progress(id, part.len() as u64);
+        for segment in part? {
+            hasher.update(&segment);
+            file.write_all(&segment)
+                .await
+                .map_err(|e| Error::write(partial, e))?;
+            received += segment.len() as u64;
+            b.reporter.on_transfer_progress(id, segment.len() as u64);
+        }
     }
     Ok(received)
 }

@@ -370,6 +370,16 @@ impl StorageBackend {
         }
     }
 
+    /// Files in flight: the configured concurrency, or one at a time in a dry run so that the
+    /// plan prints in order.
+    fn batch_concurrency(&self) -> usize {
+        if self.options().dry_run {
+            1
+        } else {
+            self.options().concurrency.max(1)
+        }
+    }
+
     /// Uploads files with bounded concurrency. Every file is attempted; if any fails, the
     /// error lists every failed destination.
     pub async fn upload_files(
@@ -379,7 +389,7 @@ impl StorageBackend {
         let total = files.len();
         let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(files)
             .map(|(src, dst)| async move { (dst.to_string(), self.upload_file(&src, &dst).await) })
-            .buffer_unordered(self.options().concurrency.max(1))
+            .buffer_unordered(self.batch_concurrency())
             .collect()
             .await;
         batch_report("upload", total, results)
@@ -393,7 +403,7 @@ impl StorageBackend {
         let total = pairs.len();
         let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(pairs)
             .map(|(src, dst)| async move { (dst.to_string(), self.copy_file(&src, &dst).await) })
-            .buffer_unordered(self.options().concurrency.max(1))
+            .buffer_unordered(self.batch_concurrency())
             .collect()
             .await;
         batch_report("copy", total, results)

@@ -181,6 +181,8 @@ impl S3StorageBackend {
                 .content_length(i64::try_from(size).unwrap_or(i64::MAX))
                 .metadata(SHA256_METADATA_KEY, &sha)
                 .body(body)
+                .customize()
+                .disable_payload_signing()
                 .send()
                 .await
                 .map_err(|e| Error::s3("upload", dest.s3_uri(), e))?;
@@ -226,39 +228,7 @@ impl S3StorageBackend {
             .collect();
         let result: Result<Vec<CompletedPart>, Error> = futures::stream::iter(parts)
             .map(|(number, offset, len)| {
-                let upload_id = upload_id.clone();
-                async move {
-                    let body = ByteStream::read_from()
-                        .path(source)
-                        .offset(offset)
-                        .length(Length::Exact(len))
-                        .buffer_size(BODY_BUFFER)
-                        .build()
-                        .await
-                        .map_err(|e| Error::Read {
-                            path: source.to_path_buf(),
-                            source: std::io::Error::other(e),
-                        })?;
-                    let out = self
-                        .sdk()
-                        .upload_part()
-                        .bucket(dest.bucket())
-                        .key(dest.relative_path())
-                        .upload_id(upload_id)
-                        .part_number(number)
-                        .content_length(i64::try_from(len).unwrap_or(i64::MAX))
-                        .body(body)
-                        .send()
-                        .await
-                        .map_err(|e| {
-                            Error::s3("upload part", format!("{} part {number}", dest.s3_uri()), e)
-                        })?;
-                    self.common.reporter.on_transfer_progress(id, len);
-                    Ok(CompletedPart::builder()
-                        .part_number(number)
-                        .set_e_tag(out.e_tag().map(str::to_owned))
-                        .build())
-                }
+                self.upload_part(source, dest, &upload_id, (number, offset, len), id)
             })
             .buffer_unordered(self.common.options.part_concurrency.max(1))
             .try_collect()
@@ -300,6 +270,47 @@ impl S3StorageBackend {
             }
         }
         completed
+    }
+
+    /// Uploads bytes `offset..offset + len` of `source` as part `number`, streamed from disk.
+    async fn upload_part(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
+        upload_id: &str,
+        (number, offset, len): (i32, u64, u64),
+        id: usize,
+    ) -> Result<CompletedPart, Error> {
+        let body = ByteStream::read_from()
+            .path(source)
+            .offset(offset)
+            .length(Length::Exact(len))
+            .buffer_size(BODY_BUFFER)
+            .build()
+            .await
+            .map_err(|e| Error::Read {
+                path: source.to_path_buf(),
+                source: std::io::Error::other(e),
+            })?;
+        let out = self
+            .sdk()
+            .upload_part()
+            .bucket(dest.bucket())
+            .key(dest.relative_path())
+            .upload_id(upload_id)
+            .part_number(number)
+            .content_length(i64::try_from(len).unwrap_or(i64::MAX))
+            .body(body)
+            .customize()
+            .disable_payload_signing()
+            .send()
+            .await
+            .map_err(|e| Error::s3("upload part", format!("{} part {number}", dest.s3_uri()), e))?;
+        self.common.reporter.on_transfer_progress(id, len);
+        Ok(CompletedPart::builder()
+            .part_number(number)
+            .set_e_tag(out.e_tag().map(str::to_owned))
+            .build())
     }
 
     pub(crate) async fn copy_file(
