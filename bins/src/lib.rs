@@ -4,6 +4,8 @@
 //! The binaries in `src/bin/` parse flags and call into the library crates; what two of them
 //! need lives here.
 
+pub mod post_build_upload;
+
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -1,3 +1,4 @@
 //! End-to-end tests of the command-line tools.
 
 mod ci_layout;
+mod post_build_upload;

@@ -21,6 +21,11 @@ pub enum Compression {
         /// The preset.
         preset: u32,
     },
+    /// gzip at a level (0..=9): log archives (`ninja_logs.tar.gz`), never artifacts.
+    Gzip {
+        /// The level.
+        level: u32,
+    },
 }
 
 impl Compression {
@@ -37,11 +42,13 @@ impl Compression {
         }
     }
 
-    /// The archive format this compression writes.
-    pub fn format(self) -> ArchiveFormat {
+    /// The artifact archive format this compression writes (`None` for gzip, which artifacts
+    /// never use).
+    pub fn format(self) -> Option<ArchiveFormat> {
         match self {
-            Compression::Zstd { .. } => ArchiveFormat::TarZst,
-            Compression::Xz { .. } => ArchiveFormat::TarXz,
+            Compression::Zstd { .. } => Some(ArchiveFormat::TarZst),
+            Compression::Xz { .. } => Some(ArchiveFormat::TarXz),
+            Compression::Gzip { .. } => None,
         }
     }
 }
@@ -82,6 +89,7 @@ pub fn list_members(path: &Path) -> Result<Vec<String>, Error> {
 enum Encoder {
     Zstd(zstd::stream::write::Encoder<'static, BufWriter<std::fs::File>>),
     Xz(liblzma::write::XzEncoder<BufWriter<std::fs::File>>),
+    Gzip(flate2::write::GzEncoder<BufWriter<std::fs::File>>),
 }
 
 impl Write for Encoder {
@@ -89,6 +97,7 @@ impl Write for Encoder {
         match self {
             Encoder::Zstd(e) => e.write(buf),
             Encoder::Xz(e) => e.write(buf),
+            Encoder::Gzip(e) => e.write(buf),
         }
     }
 
@@ -96,6 +105,7 @@ impl Write for Encoder {
         match self {
             Encoder::Zstd(e) => e.flush(),
             Encoder::Xz(e) => e.flush(),
+            Encoder::Gzip(e) => e.flush(),
         }
     }
 }
@@ -105,6 +115,7 @@ impl Encoder {
         let buffered = match self {
             Encoder::Zstd(e) => e.finish()?,
             Encoder::Xz(e) => e.finish()?,
+            Encoder::Gzip(e) => e.finish()?,
         };
         buffered
             .into_inner()
@@ -147,6 +158,12 @@ impl ArchiveWriter {
                 zstd::stream::write::Encoder::new(out, level).map_err(|e| Error::write(dest, e))?,
             ),
             Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
+            // No name and mtime 0 in the gzip header: the same input gives the same bytes.
+            Compression::Gzip { level } => Encoder::Gzip(
+                flate2::GzBuilder::new()
+                    .mtime(0)
+                    .write(out, flate2::Compression::new(level)),
+            ),
         };
         let mut builder = tar::Builder::new(encoder);
         builder.follow_symlinks(false);
@@ -166,6 +183,44 @@ impl ArchiveWriter {
         self.builder
             .append_data(&mut header, arcname, data)
             .map_err(|e| Error::write(&self.dest, e))
+    }
+
+    /// Adds the regular file or symlink at `path` (not following symlinks) as `arcname` with
+    /// normalized metadata: owner 0:0 without names, mtime `mtime`, mode 0644 (0755 when any
+    /// execute bit is set). The same files give the same archive bytes.
+    pub fn append_normalized(
+        &mut self,
+        arcname: &str,
+        path: &Path,
+        mtime: u64,
+    ) -> Result<(), Error> {
+        let meta = fs_err::symlink_metadata(path).map_err(|e| Error::read(path, e))?;
+        let mut header = tar::Header::new_gnu();
+        header.set_mtime(mtime);
+        header.set_uid(0);
+        header.set_gid(0);
+        if meta.file_type().is_symlink() {
+            let target = fs_err::read_link(path).map_err(|e| Error::read(path, e))?;
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_mode(0o777);
+            header.set_size(0);
+            self.builder
+                .append_link(&mut header, arcname, target)
+                .map_err(|e| Error::write(&self.dest, e))
+        } else {
+            #[cfg(unix)]
+            let executable =
+                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
+            #[cfg(not(unix))]
+            let executable = false;
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_mode(if executable { 0o755 } else { 0o644 });
+            header.set_size(meta.len());
+            let file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+            self.builder
+                .append_data(&mut header, arcname, std::io::BufReader::new(file))
+                .map_err(|e| Error::read(path, e))
+        }
     }
 
     /// Adds the file, directory or symlink at `path` (not following symlinks) as `arcname`.

@@ -319,3 +319,48 @@ fn selections() {
         ["generic", "gfx942", "gfx94X-dcgpu"]
     );
 }
+
+#[test]
+fn normalized_archives_are_reproducible() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    fs_err::create_dir_all(src.join("sub")).unwrap();
+    fs_err::write(src.join("a.log"), b"alpha").unwrap();
+    fs_err::write(src.join("sub/.ninja_log"), b"# ninja log v6\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a.log", src.join("link.log")).unwrap();
+    let write = |name: &str| {
+        let dest = dir.path().join(name);
+        let mut w = ArchiveWriter::create(&dest, Compression::Gzip { level: 9 }).unwrap();
+        for rel in ["a.log", "link.log", "sub/.ninja_log"] {
+            w.append_normalized(rel, &src.join(rel), 0).unwrap();
+        }
+        w.finish().unwrap();
+        fs_err::read(&dest).unwrap()
+    };
+    let first = write("one.tar.gz");
+    // Touch the sources: the archive must not change.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs_err::write(src.join("a.log"), b"alpha").unwrap();
+    let second = write("two.tar.gz");
+    assert_eq!(first, second);
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&first[..]));
+    let mut seen = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let entry = entry.unwrap();
+        let h = entry.header();
+        seen.push((
+            entry.path().unwrap().display().to_string(),
+            h.mtime().unwrap(),
+            h.uid().unwrap(),
+        ));
+    }
+    assert_eq!(
+        seen,
+        [
+            ("a.log".into(), 0, 0),
+            ("link.log".into(), 0, 0),
+            ("sub/.ninja_log".into(), 0, 0)
+        ]
+    );
+}

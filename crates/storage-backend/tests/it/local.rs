@@ -403,3 +403,29 @@ async fn list_and_copy_directory() {
         .unwrap();
     assert_eq!(empty.total(), 0);
 }
+
+// Spec §18.5: the factory.
+#[tokio::test]
+async fn factory() {
+    let staging = tempfile::tempdir().unwrap();
+    let options = TransferOptions {
+        dry_run: true,
+        concurrency: 25,
+        ..Default::default()
+    };
+    let local = StorageBackend::create(Some(staging.path()), options).await;
+    assert!(matches!(local, StorageBackend::Local(_)));
+    assert!(local.options().dry_run);
+    let s3 = StorageBackend::create(
+        None,
+        TransferOptions {
+            concurrency: 25,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(matches!(s3, StorageBackend::S3(_)));
+    assert_eq!(s3.options().concurrency, 25);
+    assert!(!s3.options().dry_run);
+    assert_eq!(TransferOptions::default().concurrency, 10);
+}

@@ -1,0 +1,118 @@
+//! Drop-in `post_build_upload.py`: archive the ninja and ccache logs of a build, upload the
+//! logs and manifest of an artifact group, and link them from the job summary.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, Parser, ValueEnum};
+use rock_ci::post_build_upload::{Plan, run};
+use rock_ci::{exit_code, init_logging};
+use storage_backend::Overwrite;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OverwriteArg {
+    Always,
+    Never,
+    IfDifferent,
+}
+
+/// Upload the logs and manifest of a build to the CI run's S3 prefix.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Artifact group (CI matrix variant), e.g. gfx94X-dcgpu.
+    #[arg(long, env = "ARTIFACT_GROUP")]
+    artifact_group: String,
+    /// Build directory.
+    #[arg(long, env = "BUILD_DIR", default_value = "build")]
+    build_dir: PathBuf,
+    /// Upload [default: `$CI` as a boolean, else false].
+    #[arg(long, overrides_with = "no_upload", action = ArgAction::SetTrue)]
+    upload: bool,
+    /// Only archive the logs.
+    #[arg(long, overrides_with = "upload", action = ArgAction::SetTrue)]
+    no_upload: bool,
+    /// Workflow run id (needed when uploading).
+    #[arg(long, env = "GITHUB_RUN_ID")]
+    run_id: Option<String>,
+    /// Status of the build job (`success`, `failure`, ...).
+    #[arg(long)]
+    job_status: Option<String>,
+    /// Stage into this local directory instead of S3.
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// Print every planned upload, upload nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Check that the destination is reachable and writable, then exit.
+    #[arg(long)]
+    preflight: bool,
+    /// What to do with objects that already exist.
+    #[arg(long, value_enum, default_value = "always")]
+    overwrite: OverwriteArg,
+    /// Files uploaded at once.
+    #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY)]
+    upload_concurrency: usize,
+    /// More logging (repeat for more).
+    #[arg(short, long, action = ArgAction::Count)]
+    verbose: u8,
+    /// Errors only.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.verbose, args.quiet);
+    let lookup = github_actions::process_env;
+    let upload = if args.upload {
+        true
+    } else if args.no_upload {
+        false
+    } else {
+        match github_actions::str2bool(&lookup("CI").unwrap_or_default()) {
+            Ok(b) => b,
+            Err(e) => clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid `CI` environment variable: {e}\n"),
+            )
+            .exit(),
+        }
+    };
+    if upload && args.run_id.is_none() {
+        clap::Error::raw(
+            clap::error::ErrorKind::MissingRequiredArgument,
+            "when --upload is true, --run-id must also be set\n",
+        )
+        .exit();
+    }
+    let mtime = lookup("SOURCE_DATE_EPOCH")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let plan = Plan {
+        artifact_group: args.artifact_group,
+        build_dir: args.build_dir,
+        upload,
+        run_id: args.run_id,
+        job_status: args.job_status,
+        output_dir: args.output_dir,
+        dry_run: args.dry_run,
+        preflight: args.preflight,
+        overwrite: match args.overwrite {
+            OverwriteArg::Always => Overwrite::Always,
+            OverwriteArg::Never => Overwrite::Never,
+            OverwriteArg::IfDifferent => Overwrite::IfDifferent,
+        },
+        concurrency: args.upload_concurrency.max(1),
+        mtime,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return exit_code(Err(e.into())),
+    };
+    let mut stdout = std::io::stdout().lock();
+    exit_code(runtime.block_on(run(&plan, &lookup, &mut stdout)))
+}

@@ -1,0 +1,372 @@
+//! `post_build_upload`: archives a build's ninja and ccache logs, uploads the logs and the
+//! manifest of an artifact group, and links them from the job summary (spec §11).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use artifacts::{ArchiveWriter, Compression};
+use storage_backend::{Direction, Overwrite, StorageBackend, TransferOptions};
+use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
+
+/// Name of the ninja log files collected into the archive.
+const NINJA_LOG: &str = ".ninja_log";
+/// Where the manifest is, relative to the build dir.
+pub const MANIFEST_PATH: &str = "base/aux-overlay/build/therock_manifest.json";
+
+/// What to do, after flags and environment are resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The artifact group.
+    pub artifact_group: String,
+    /// The build directory.
+    pub build_dir: PathBuf,
+    /// Upload (else only archive the logs).
+    pub upload: bool,
+    /// The workflow run id (required when uploading).
+    pub run_id: Option<String>,
+    /// The job status (`success`, `failure`, ...).
+    pub job_status: Option<String>,
+    /// Local staging directory instead of S3.
+    pub output_dir: Option<PathBuf>,
+    /// Print the plan, change nothing remote.
+    pub dry_run: bool,
+    /// Only check that the destination is reachable and writable.
+    pub preflight: bool,
+    /// Existing objects.
+    pub overwrite: Overwrite,
+    /// Files uploaded at once.
+    pub concurrency: usize,
+    /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
+    pub mtime: u64,
+}
+
+/// Every `.ninja_log` below `build_dir`, relative to it, sorted; symlinked directories are not
+/// entered.
+pub fn find_ninja_logs(build_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = build_dir.join(&rel);
+        let entries = fs_err::read_dir(&dir)?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("Failed to list `{}`", dir.display()))?;
+            let ty = entry.file_type()?;
+            let child = rel.join(entry.file_name());
+            if ty.is_dir() {
+                stack.push(child);
+            } else if ty.is_file() && entry.file_name() == NINJA_LOG {
+                found.push(child);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn posix(rel: &Path) -> String {
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build (arcnames
+/// relative to the build dir, sorted, normalized metadata), atomically. Returns the number of
+/// files archived.
+pub fn archive_ninja_logs(
+    build_dir: &Path,
+    mtime: u64,
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    writeln!(
+        out,
+        "[*] Create ninja log archive from: {}",
+        build_dir.display()
+    )?;
+    writeln!(out, "[*] Path glob: **/{NINJA_LOG}")?;
+    let logs = find_ninja_logs(build_dir)?;
+    if logs.is_empty() {
+        writeln!(out, "No ninja log files found to archive... Skipping")?;
+        return Ok(0);
+    }
+    let logs_dir = build_dir.join("logs");
+    fs_err::create_dir_all(&logs_dir)?;
+    let archive = logs_dir.join("ninja_logs.tar.gz");
+    if archive.exists() {
+        writeln!(
+            out,
+            "NOTE: Archive exists, replacing it: {}",
+            archive.display()
+        )?;
+    }
+    writeln!(out, "[+] Create archive: {}", archive.display())?;
+    let mut writer = ArchiveWriter::create(&archive, Compression::Gzip { level: 9 })?;
+    for rel in &logs {
+        writeln!(out, "[+]  Add: {}", build_dir.join(rel).display())?;
+        writer.append_normalized(&posix(rel), &build_dir.join(rel), mtime)?;
+    }
+    writer.finish()?;
+    writeln!(out, "[*] Files Added: {}", logs.len())?;
+    Ok(logs.len())
+}
+
+/// Writes `{build}/logs/ccache_logs.tar.zst` from the files directly in `{build}/logs/ccache/`
+/// (sorted by name, arcname = name), atomically; nothing when there are none.
+pub fn archive_ccache_logs(
+    build_dir: &Path,
+    mtime: u64,
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    let dir = build_dir.join("logs").join("ccache");
+    if !dir.is_dir() {
+        return Ok(0);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for entry in fs_err::read_dir(&dir)? {
+        let entry = entry?;
+        if entry.path().is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    if names.is_empty() {
+        return Ok(0);
+    }
+    names.sort();
+    let archive = build_dir.join("logs").join("ccache_logs.tar.zst");
+    let mut writer = ArchiveWriter::create(&archive, Compression::Zstd { level: 3 })?;
+    let mut total = 0u64;
+    for name in &names {
+        let path = dir.join(name);
+        total += fs_err::metadata(&path)?.len();
+        writer.append_normalized(name, &path, mtime)?;
+        writeln!(out, "[+] Archived ccache log: {name}")?;
+    }
+    writer.finish()?;
+    writeln!(
+        out,
+        "[INFO] Created ccache_logs.tar.zst ({}MB from {} files)",
+        total / 1_048_576,
+        names.len()
+    )?;
+    Ok(names.len())
+}
+
+fn header(out: &mut dyn Write, title: &str, underline: usize) -> std::io::Result<()> {
+    writeln!(out, "{title}")?;
+    writeln!(out, "{}", "-".repeat(underline))
+}
+
+/// Uploads `{build}/logs` (all but anything under a `ccache` directory) to the group's log dir,
+/// plus flattened copies of the build profile summaries.
+async fn upload_logs(
+    backend: &StorageBackend,
+    root: &WorkflowOutputRoot,
+    plan: &Plan,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let logs = plan.build_dir.join("logs");
+    if !logs.is_dir() {
+        writeln!(
+            out,
+            "[INFO] Log directory {} not found. Skipping upload.",
+            logs.display()
+        )?;
+        return Ok(());
+    }
+    writeln!(out, "Uploading logs")?;
+    let dest = root.log_dir(&plan.artifact_group);
+    let report = backend
+        .upload_directory(&logs, &dest, &[], &["ccache/**/*".to_owned()])
+        .await
+        .with_context(|| format!("Failed to upload the logs in `{}`", logs.display()))?;
+    writeln!(
+        out,
+        "[INFO] Uploaded {} log files to {} ({} unchanged)",
+        report.transferred,
+        dest.s3_uri(),
+        report.skipped
+    )?;
+    let prof = logs.join("therock-build-prof");
+    if prof.is_dir() {
+        for name in ["comp-summary.html", "comp-summary.md"] {
+            let path = prof.join(name);
+            if path.is_file() {
+                backend
+                    .upload_file(&path, &root.log_file(&plan.artifact_group, name))
+                    .await?;
+                writeln!(out, "[INFO] Uploaded {} (flattened)", path.display())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The job summary lines (spec §11.7).
+pub fn summary_lines(
+    root: &WorkflowOutputRoot,
+    group: &str,
+    build_dir: &Path,
+    job_status: Option<&str>,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "[Build Logs]({})",
+        root.log_index(group).https_url()
+    )];
+    if build_dir
+        .join("logs")
+        .join("build_observability.html")
+        .is_file()
+    {
+        lines.push(format!(
+            "[Build Observability]({})",
+            root.build_observability(group).https_url()
+        ));
+    }
+    if job_status.is_none_or(|s| s.is_empty() || s == "success") {
+        lines.push(format!(
+            "[Artifacts]({})",
+            root.artifact_index().https_url()
+        ));
+    }
+    lines.push(format!(
+        "[TheRock Manifest]({})",
+        root.manifest(group).https_url()
+    ));
+    lines
+}
+
+/// The run's root and the backend to upload with, when uploading.
+async fn upload_target(
+    plan: &Plan,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<(WorkflowOutputRoot, StorageBackend)>> {
+    if !plan.upload {
+        return Ok(None);
+    }
+    let run_id = plan.run_id.as_deref().unwrap_or_default();
+    let fork = github_actions::is_pr_from_fork_with(lookup)
+        .context("Cannot tell whether this run is a pull request from a fork")?;
+    let selection = RunContext::from_lookup(lookup)?.select_bucket(ForkEvidence::Event {
+        is_pr_from_fork: fork,
+    });
+    let root = WorkflowOutputRoot::for_workflow_run(run_id, Platform::host(), &selection)?;
+    let options = TransferOptions {
+        concurrency: plan.concurrency,
+        overwrite: plan.overwrite,
+        dry_run: plan.dry_run,
+        ..TransferOptions::default()
+    };
+    if let Some(dir) = &plan.output_dir {
+        return Ok(Some((root, StorageBackend::local(dir, options))));
+    }
+    let client_options = storage_backend::ClientOptions {
+        region: Some(selection.config().region().to_owned()),
+        max_idle_connections: options.concurrency * options.part_concurrency,
+        ..storage_backend::ClientOptions::default()
+    };
+    let client = storage_backend::S3Client::connect_with(&client_options, lookup).await;
+    Ok(Some((root, StorageBackend::s3(client, options))))
+}
+
+/// Uploads the manifest; a missing one is an error naming its path.
+async fn upload_manifest(
+    backend: &StorageBackend,
+    root: &WorkflowOutputRoot,
+    plan: &Plan,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let path = plan.build_dir.join(MANIFEST_PATH);
+    if !path.is_file() {
+        bail!("therock_manifest.json not found at `{}`", path.display());
+    }
+    writeln!(out, "[INFO] Uploading manifest {}", path.display())?;
+    backend
+        .upload_file(&path, &root.manifest(&plan.artifact_group))
+        .await
+        .with_context(|| format!("Failed to upload the manifest `{}`", path.display()))?;
+    Ok(())
+}
+
+/// Runs the whole job. Progress goes to `out`. Logs are uploaded and the summary written even
+/// when the manifest is missing; the run then fails naming it.
+pub async fn run(
+    plan: &Plan,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if !plan.build_dir.is_dir() {
+        bail!(
+            "Build directory `{}` not found. Skipping upload! This can be due to the CI job being cancelled before the build was started.",
+            plan.build_dir.display()
+        );
+    }
+    if plan.upload && plan.run_id.is_none() {
+        bail!("when --upload is true, --run-id must also be set");
+    }
+    let target = upload_target(plan, lookup).await?;
+
+    if plan.preflight {
+        let Some((root, backend)) = &target else {
+            bail!("--preflight needs --upload and --run-id");
+        };
+        backend
+            .preflight(Direction::Upload, &root.root())
+            .await
+            .with_context(|| {
+                format!("Preflight of uploads to `{}` failed", root.root().s3_uri())
+            })?;
+        writeln!(
+            out,
+            "[INFO] Preflight ok: {} is reachable and writable",
+            root.root().s3_uri()
+        )?;
+        return Ok(());
+    }
+
+    header(out, "Creating Ninja log archive", 26)?;
+    archive_ninja_logs(&plan.build_dir, plan.mtime, out)?;
+    header(out, "Creating ccache log archive", 27)?;
+    archive_ccache_logs(&plan.build_dir, plan.mtime, out)?;
+    let Some((root, backend)) = target else {
+        return Ok(());
+    };
+
+    header(out, "Upload log", 10)?;
+    let logs = upload_logs(&backend, &root, plan, out).await;
+    if let Err(e) = &logs {
+        writeln!(out, "[ERROR] {e:#}")?;
+    }
+
+    header(out, "Upload manifest", 16)?;
+    let manifest = upload_manifest(&backend, &root, plan, out).await;
+    if let Err(e) = &manifest {
+        writeln!(out, "[ERROR] {e:#}")?;
+    }
+
+    header(out, "Write github actions build summary", 20)?;
+    writeln!(out, "Adding links to job summary for {}", root.prefix())?;
+    if !plan
+        .build_dir
+        .join("logs")
+        .join("build_observability.html")
+        .is_file()
+    {
+        writeln!(out, "[INFO] Build Observability: Not generated")?;
+    }
+    for line in summary_lines(
+        &root,
+        &plan.artifact_group,
+        &plan.build_dir,
+        plan.job_status.as_deref(),
+    ) {
+        writeln!(out, "Writing job summary:\n{line}")?;
+        github_actions::append_step_summary_with(&line, lookup)?;
+    }
+
+    match (logs, manifest) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(logs), Err(manifest)) => Err(anyhow::anyhow!("{logs:#}\n{manifest:#}")),
+    }
+}

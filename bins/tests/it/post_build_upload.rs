@@ -1,0 +1,494 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rock_ci_test_support::S3Server;
+use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
+
+const GROUP: &str = "gfx94X-dcgpu";
+
+fn write(path: &Path, content: &str) {
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, content).unwrap();
+}
+
+/// A build dir with logs, ninja logs at two depths, ccache logs, a profile and a manifest.
+fn build_tree(root: &Path) -> PathBuf {
+    let build = root.join("build");
+    for (rel, content) in [
+        ("logs/build.log", "build log"),
+        ("logs/index.html", "<html/>"),
+        ("logs/ccache/ccache.log", "ccache log"),
+        ("logs/ccache/stats.txt", "stats"),
+        (
+            "logs/therock-build-prof/comp-summary.html",
+            "<html>prof</html>",
+        ),
+        ("logs/therock-build-prof/comp-summary.md", "# prof"),
+        (".ninja_log", "# ninja log v6\n1\t2\t0\ta.o\tabc\n"),
+        (
+            "compiler/llvm/build/.ninja_log",
+            "# ninja log v6\n3\t4\t0\tb.o\tdef\n",
+        ),
+        (
+            "base/aux-overlay/build/therock_manifest.json",
+            "{\"manifest\": true}",
+        ),
+    ] {
+        write(&build.join(rel), content);
+    }
+    build
+}
+
+fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_post_build_upload"))
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if !d.is_dir() {
+            continue;
+        }
+        for e in fs_err::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+// Spec §18.9: the layout in a local staging dir.
+#[test]
+fn uploads_logs_and_manifest_to_the_group_layout() {
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    write(
+        &t.path().join("build/logs/build_observability.html"),
+        "<html>obs</html>",
+    );
+    let summary = t.path().join("summary.md");
+    let out = run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--upload",
+            "--run-id",
+            "12345",
+            "--output-dir",
+            "staging",
+            "--job-status",
+            "success",
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+        t.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let staged = files(&t.path().join("staging/12345-linux"));
+    let logs = format!("logs/{GROUP}");
+    let expected = [
+        format!("{logs}/build.log"),
+        format!("{logs}/build_observability.html"),
+        format!("{logs}/ccache_logs.tar.zst"),
+        format!("{logs}/comp-summary.html"),
+        format!("{logs}/comp-summary.md"),
+        format!("{logs}/index.html"),
+        format!("{logs}/ninja_logs.tar.gz"),
+        format!("{logs}/therock-build-prof/comp-summary.html"),
+        format!("{logs}/therock-build-prof/comp-summary.md"),
+        format!("manifests/{GROUP}/therock_manifest.json"),
+    ];
+    assert_eq!(staged, expected);
+
+    // The ninja archive: arcnames relative to the build dir, sorted.
+    let gz = fs_err::read(t.path().join("build/logs/ninja_logs.tar.gz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&gz[..]));
+    let names: Vec<String> = archive
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().display().to_string())
+        .collect();
+    assert_eq!(names, [".ninja_log", "compiler/llvm/build/.ninja_log"]);
+    // The ccache archive: the files of logs/ccache, sorted, by name.
+    let zst = fs_err::read(t.path().join("build/logs/ccache_logs.tar.zst")).unwrap();
+    let mut archive = tar::Archive::new(zstd::stream::read::Decoder::new(&zst[..]).unwrap());
+    let names: Vec<String> = archive
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().display().to_string())
+        .collect();
+    assert_eq!(names, ["ccache.log", "stats.txt"]);
+
+    let base = "https://therock-ci-artifacts.s3.amazonaws.com/12345-linux";
+    assert_eq!(
+        fs_err::read_to_string(&summary).unwrap(),
+        format!(
+            "[Build Logs]({base}/logs/{GROUP}/index.html)\n\n[Build Observability]({base}/logs/{GROUP}/build_observability.html)\n\n[Artifacts]({base}/index.html)\n\n[TheRock Manifest]({base}/manifests/{GROUP}/therock_manifest.json)\n\n"
+        )
+    );
+    let stdout = text(&out.stdout);
+    for line in [
+        "Creating Ninja log archive",
+        "[*] Files Added: 2",
+        "Upload log",
+        "Upload manifest",
+        "[INFO] Uploaded",
+        "(flattened)",
+    ] {
+        assert!(stdout.contains(line), "{line} not in\n{stdout}");
+    }
+}
+
+// Spec §18.9: the summary cases.
+#[test]
+fn summary_lines_follow_status_and_observability() {
+    let cases: &[(bool, &str, &[(&str, &str)], &[&str], &[&str])] = &[
+        (
+            false,
+            "success",
+            &[],
+            &[
+                "logs/gfx94X-dcgpu/index.html",
+                "12345-linux/index.html",
+                "therock_manifest.json",
+            ],
+            &["build_observability"],
+        ),
+        (
+            true,
+            "failure",
+            &[],
+            &["build_observability.html", "therock_manifest.json"],
+            &["12345-linux/index.html", "index-gfx94X-dcgpu.html"],
+        ),
+        (
+            false,
+            "success",
+            &[("GITHUB_REPOSITORY", "Fork/TheRock")],
+            &["therock-ci-artifacts-external", "Fork-TheRock/12345-linux"],
+            &[],
+        ),
+    ];
+    for (observability, status, env, present, absent) in cases {
+        let t = tempfile::tempdir().unwrap();
+        build_tree(t.path());
+        if *observability {
+            write(&t.path().join("build/logs/build_observability.html"), "x");
+        }
+        let summary = t.path().join("summary.md");
+        let mut env = env.to_vec();
+        env.push(("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()));
+        let out = run(
+            &[
+                "--artifact-group",
+                GROUP,
+                "--upload",
+                "--run-id",
+                "12345",
+                "--output-dir",
+                "staging",
+                "--job-status",
+                status,
+            ],
+            &env,
+            t.path(),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let summary = fs_err::read_to_string(&summary).unwrap();
+        let lines: Vec<&str> = summary.split("\n\n").filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            lines.len(),
+            3 + usize::from(*observability && *status == "success"),
+            "{summary}"
+        );
+        for p in *present {
+            assert!(summary.contains(p), "{p} not in {summary}");
+        }
+        for a in *absent {
+            assert!(!summary.contains(a), "{a} in {summary}");
+        }
+        if env.iter().any(|(k, _)| *k == "GITHUB_REPOSITORY") {
+            assert!(
+                lines.iter().all(|l| l
+                    .contains("therock-ci-artifacts-external/Fork-TheRock/12345-linux")
+                    || l.contains(
+                        "therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/12345-linux"
+                    )),
+                "{summary}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_manifest_still_uploads_logs_and_writes_the_summary() {
+    let t = tempfile::tempdir().unwrap();
+    let build = build_tree(t.path());
+    fs_err::remove_file(build.join("base/aux-overlay/build/therock_manifest.json")).unwrap();
+    let summary = t.path().join("summary.md");
+    let out = run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--upload",
+            "--run-id",
+            "12345",
+            "--output-dir",
+            "staging",
+            "--job-status",
+            "failure",
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("therock_manifest.json not found at `build/base/aux-overlay/build/therock_manifest.json`"), "{}", text(&out.stderr));
+    assert!(
+        t.path()
+            .join("staging/12345-linux/logs/gfx94X-dcgpu/build.log")
+            .is_file()
+    );
+    assert!(
+        fs_err::read_to_string(&summary)
+            .unwrap()
+            .contains("[Build Logs](")
+    );
+}
+
+#[test]
+fn no_logs_dir_is_fine() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        &t.path()
+            .join("build/base/aux-overlay/build/therock_manifest.json"),
+        "{}",
+    );
+    let out = run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--upload",
+            "--run-id",
+            "1",
+            "--output-dir",
+            "staging",
+        ],
+        &[],
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Skipping upload."));
+    assert_eq!(
+        files(&t.path().join("staging")),
+        [format!("1-linux/manifests/{GROUP}/therock_manifest.json")]
+    );
+}
+
+#[test]
+fn dry_run_prints_every_upload_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    let out = run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--upload",
+            "--run-id",
+            "9",
+            "--output-dir",
+            "staging",
+            "--dry-run",
+        ],
+        &[],
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let planned: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("[DRY RUN] "))
+        .collect();
+    // 4 log files + ninja and ccache archives, 2 flattened copies, the manifest.
+    assert_eq!(planned.len(), 9, "{stdout}");
+    assert!(
+        planned
+            .iter()
+            .any(|l| l.ends_with("staging/9-linux/manifests/gfx94X-dcgpu/therock_manifest.json")),
+        "{stdout}"
+    );
+    assert!(!t.path().join("staging").exists());
+}
+
+#[test]
+fn archives_are_reproducible_and_no_upload_only_archives() {
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    let out = run(
+        &["--artifact-group", GROUP, "--no-upload"],
+        &[("CI", "true")],
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = fs_err::read(t.path().join("build/logs/ninja_logs.tar.gz")).unwrap();
+    let first_ccache = fs_err::read(t.path().join("build/logs/ccache_logs.tar.zst")).unwrap();
+    let out = run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--build-dir",
+            t.path().join("build").to_str().unwrap(),
+        ],
+        &[],
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        fs_err::read(t.path().join("build/logs/ninja_logs.tar.gz")).unwrap(),
+        first
+    );
+    assert_eq!(
+        fs_err::read(t.path().join("build/logs/ccache_logs.tar.zst")).unwrap(),
+        first_ccache
+    );
+    assert!(!t.path().join("staging").exists());
+}
+
+#[test]
+fn usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    let cases: &[(&[&str], &[(&str, &str)], i32, &str)] = &[
+        (
+            &["--artifact-group", GROUP, "--upload"],
+            &[],
+            2,
+            "when --upload is true, --run-id must also be set",
+        ),
+        (
+            &["--artifact-group", GROUP],
+            &[("CI", "maybe")],
+            2,
+            "invalid `CI` environment variable",
+        ),
+        (&[], &[], 2, "--artifact-group"),
+        (
+            &["--artifact-group", GROUP, "--build-dir", "nope"],
+            &[],
+            1,
+            "Build directory `nope` not found",
+        ),
+    ];
+    for (args, env, code, message) in cases {
+        let out = run(args, env, t.path());
+        assert_eq!(
+            out.status.code(),
+            Some(*code),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(message),
+            "{message} not in {}",
+            text(&out.stderr)
+        );
+    }
+    // ARTIFACT_GROUP from the environment is honoured.
+    let out = run(&["--no-upload"], &[("ARTIFACT_GROUP", GROUP)], t.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn uploads_to_s3_with_content_types() {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    let endpoint = server.endpoint();
+    let env = [
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+        ("CI", "true"),
+        ("GITHUB_RUN_ID", "777"),
+    ];
+    let out = run(&["--artifact-group", GROUP, "--preflight"], &env, t.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Preflight ok"));
+    let out = run(&["--artifact-group", GROUP], &env, t.path());
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stored = server.root().join("therock-ci-artifacts/777-linux");
+    assert_eq!(
+        fs_err::read_to_string(stored.join(format!("logs/{GROUP}/build.log"))).unwrap(),
+        "build log"
+    );
+    assert!(
+        stored
+            .join(format!("manifests/{GROUP}/therock_manifest.json"))
+            .is_file()
+    );
+    assert!(
+        !stored
+            .join(format!("logs/{GROUP}/ccache/ccache.log"))
+            .exists()
+    );
+    // Re-running with --overwrite never refuses and names the existing keys.
+    let out = run(
+        &["--artifact-group", GROUP, "--overwrite", "never"],
+        &env,
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("already exists"),
+        "{}",
+        text(&out.stderr)
+    );
+    // ...and if-different skips everything unchanged.
+    let out = run(
+        &["--artifact-group", GROUP, "--overwrite", "if-different"],
+        &env,
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("(6 unchanged)"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A wrong secret fails the preflight as an auth error.
+    let mut bad = env.to_vec();
+    bad[2] = ("AWS_SECRET_ACCESS_KEY", "wrong");
+    let out = run(&["--artifact-group", GROUP, "--preflight"], &bad, t.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("access denied or bad credentials"),
+        "{}",
+        text(&out.stderr)
+    );
+}
