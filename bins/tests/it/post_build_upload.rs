@@ -162,7 +162,14 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
 // Spec §18.9: the summary cases.
 #[test]
 fn summary_lines_follow_status_and_observability() {
-    let cases: &[(bool, &str, &[(&str, &str)], &[&str], &[&str])] = &[
+    type Case<'a> = (
+        bool,
+        &'a str,
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+    let cases: &[Case<'_>] = &[
         (
             false,
             "success",
@@ -377,7 +384,8 @@ fn archives_are_reproducible_and_no_upload_only_archives() {
 fn usage_errors() {
     let t = tempfile::tempdir().unwrap();
     build_tree(t.path());
-    let cases: &[(&[&str], &[(&str, &str)], i32, &str)] = &[
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], i32, &'a str);
+    let cases: &[Case<'_>] = &[
         (
             &["--artifact-group", GROUP, "--upload"],
             &[],

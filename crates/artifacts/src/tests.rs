@@ -111,7 +111,7 @@ fn archive_round_trips() {
         assert_eq!(list_members(&dest).unwrap(), vec!["hello.txt"]);
         assert_eq!(
             ArchiveFormat::from_path(&dest).unwrap(),
-            compression.format()
+            compression.format().unwrap()
         );
     }
     // Nothing but the three archives is left in the directory.
