@@ -22,6 +22,7 @@
 use std::path::{Path, PathBuf};
 
 mod archive;
+mod extract;
 mod name;
 mod targets;
 
@@ -29,6 +30,7 @@ pub use archive::{
     ArchiveWriter, Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL, decoder, list_members,
     open_archive,
 };
+pub use extract::{Extracted, Layout, MANIFEST_NAME, UnsafeMember, extract_artifact};
 pub use name::{ArchiveFormat, ArtifactName};
 pub use targets::{GENERIC_TARGET_FAMILY, TargetSelection, base_target};
 
@@ -56,6 +58,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An archive member that extraction refused.
+    #[error(transparent)]
+    UnsafeMember(#[from] UnsafeMember),
     /// Writing failed.
     #[error("Failed to write `{}`", path.display())]
     Write {
@@ -83,5 +88,7 @@ impl Error {
     }
 }
 
+#[cfg(test)]
+mod extract_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,335 @@
+//! Safe extraction of artifact archives (spec §8.3, §9): the first member is
+//! `artifact_manifest.txt`; every other member must lie below one of its relpaths; nothing is
+//! ever written outside the destination.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// The first member of every artifact archive: one relpath per line.
+pub const MANIFEST_NAME: &str = "artifact_manifest.txt";
+
+/// Where members land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// As stored: `artifact_manifest.txt` and the relpath subtrees.
+    Full,
+    /// With each member's relpath stripped (`{relpath}/bin/x` → `bin/x`); the manifest is not
+    /// written.
+    Flatten,
+}
+
+/// What an extraction produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The manifest's relpaths.
+    pub relpaths: Vec<String>,
+    /// Regular files written.
+    pub files: u64,
+    /// Bytes of regular files written.
+    pub bytes: u64,
+    /// Directories, symlinks and hardlinks created.
+    pub links_and_dirs: u64,
+}
+
+/// A member that extraction refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Refusing member `{member}` of `{archive}`: {reason}")]
+pub struct UnsafeMember {
+    /// The archive.
+    pub archive: String,
+    /// The member, as stored.
+    pub member: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Splits a stored path into normal components; `None` for absolute paths, drive prefixes,
+/// `..` components, NUL bytes or an empty path.
+fn safe_components(path: &str) -> Option<Vec<&str>> {
+    if path.starts_with('/') || path.starts_with('\\') || path.contains('\0') {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p if p.len() >= 2 && p.as_bytes()[1] == b':' && parts.is_empty() => return None,
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then_some(parts)
+}
+
+struct Extractor<'a> {
+    archive: &'a str,
+    dest: &'a Path,
+    layout: Layout,
+    relpaths: Vec<Vec<String>>,
+    /// Stored member path → where it was written (for hardlinks).
+    written: HashMap<Vec<String>, PathBuf>,
+    out: Extracted,
+}
+
+impl Extractor<'_> {
+    fn refuse(&self, member: &str, reason: impl Into<String>) -> Error {
+        Error::UnsafeMember(UnsafeMember {
+            archive: self.archive.to_owned(),
+            member: member.to_owned(),
+            reason: reason.into(),
+        })
+    }
+
+    /// The destination-relative components of a stored member path.
+    fn map(&self, member: &str) -> Result<(Vec<String>, Vec<String>), Error> {
+        let parts = safe_components(member)
+            .ok_or_else(|| self.refuse(member, "absolute path or `..` component"))?;
+        let parts: Vec<String> = parts.into_iter().map(str::to_owned).collect();
+        let rel = self
+            .relpaths
+            .iter()
+            .find(|r| parts.len() > r.len() && parts.starts_with(r))
+            .ok_or_else(|| self.refuse(member, "not below any path of the artifact manifest"))?;
+        let mapped = match self.layout {
+            Layout::Full => parts.clone(),
+            Layout::Flatten => parts[rel.len()..].to_vec(),
+        };
+        Ok((parts, mapped))
+    }
+
+    /// Creates the parent directories of `mapped` and checks that none of them is a symlink, so
+    /// nothing is ever written through a link.
+    fn prepare(&self, member: &str, mapped: &[String]) -> Result<PathBuf, Error> {
+        let mut path = self.dest.to_path_buf();
+        for comp in &mapped[..mapped.len() - 1] {
+            path.push(comp);
+            match fs_err::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(self.refuse(member, "a parent directory is a symlink"));
+                }
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
+                    fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
+                }
+                Err(_) => fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?,
+            }
+        }
+        path.push(&mapped[mapped.len() - 1]);
+        // Replace whatever is there (not following a symlink); a directory stays a directory.
+        if let Ok(m) = fs_err::symlink_metadata(&path)
+            && !m.is_dir()
+        {
+            fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
+        }
+        Ok(path)
+    }
+
+    fn link_target<R: Read>(
+        &self,
+        member: &str,
+        entry: &tar::Entry<'_, R>,
+    ) -> Result<String, Error> {
+        entry
+            .link_name_bytes()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .ok_or_else(|| self.refuse(member, "link without a target"))
+    }
+
+    /// A symlink whose target, resolved from the link's own directory, stays inside.
+    fn symlink<R: Read>(
+        &mut self,
+        member: &str,
+        entry: &tar::Entry<'_, R>,
+        mapped: &[String],
+    ) -> Result<(), Error> {
+        let target = self.link_target(member, entry)?;
+        if target.starts_with('/') || target.starts_with('\\') {
+            return Err(self.refuse(member, format!("symlink to absolute path `{target}`")));
+        }
+        let mut depth: Vec<&str> = mapped[..mapped.len() - 1]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for part in target.split(['/', '\\']) {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if depth.pop().is_none() {
+                        return Err(self.refuse(
+                            member,
+                            format!("symlink `{target}` points outside the destination"),
+                        ));
+                    }
+                }
+                p => depth.push(p),
+            }
+        }
+        let path = self.prepare(member, mapped)?;
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &path).map_err(|e| Error::write(&path, e))?;
+        #[cfg(not(unix))]
+        return Err(self.refuse(member, "symlinks are not supported on this platform"));
+        self.out.links_and_dirs += 1;
+        Ok(())
+    }
+
+    /// A hardlink to a regular file extracted earlier from the same archive.
+    fn hardlink<R: Read>(
+        &mut self,
+        member: &str,
+        entry: &tar::Entry<'_, R>,
+        stored: Vec<String>,
+        mapped: &[String],
+    ) -> Result<(), Error> {
+        let target = self.link_target(member, entry)?;
+        let target_parts: Vec<String> = safe_components(&target)
+            .ok_or_else(|| {
+                self.refuse(
+                    member,
+                    format!("hardlink to `{target}` outside the destination"),
+                )
+            })?
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let source = self.written.get(&target_parts).cloned().ok_or_else(|| {
+            self.refuse(
+                member,
+                format!(
+                    "hardlink target `{target}` is not a file extracted earlier from this archive"
+                ),
+            )
+        })?;
+        let path = self.prepare(member, mapped)?;
+        fs_err::hard_link(&source, &path).map_err(|e| Error::write(&path, e))?;
+        self.written.insert(stored, path);
+        self.out.links_and_dirs += 1;
+        Ok(())
+    }
+
+    fn entry<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), Error> {
+        let member = String::from_utf8(entry.path_bytes().into_owned()).map_err(|e| {
+            self.refuse(&String::from_utf8_lossy(e.as_bytes()), "path is not UTF-8")
+        })?;
+        let kind = entry.header().entry_type();
+        if matches!(
+            kind,
+            tar::EntryType::XGlobalHeader
+                | tar::EntryType::XHeader
+                | tar::EntryType::GNULongName
+                | tar::EntryType::GNULongLink
+        ) {
+            return Ok(());
+        }
+        let (stored, mapped) = self.map(&member)?;
+        if mapped.is_empty() {
+            return Err(self.refuse(&member, "empty path after flattening"));
+        }
+        match kind {
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                let path = self.prepare(&member, &mapped)?;
+                let mut file =
+                    fs_err::File::create_new(&path).map_err(|e| Error::write(&path, e))?;
+                let n = std::io::copy(&mut entry, &mut file)
+                    .map_err(|e| Error::read(Path::new(self.archive), e))?;
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    // Keep the execute bits; drop setuid/setgid/sticky and group/other write.
+                    let mode = entry.header().mode().unwrap_or(0o644) & 0o755;
+                    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o600))
+                        .map_err(|e| Error::write(&path, e))?;
+                }
+                self.out.files += 1;
+                self.out.bytes += n;
+                self.written.insert(stored, path);
+            }
+            tar::EntryType::Directory => {
+                let path = self.prepare(&member, &mapped)?;
+                if !path.is_dir() {
+                    fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
+                }
+                self.out.links_and_dirs += 1;
+            }
+            tar::EntryType::Symlink => self.symlink(&member, &entry, &mapped)?,
+            tar::EntryType::Link => self.hardlink(&member, &entry, stored, &mapped)?,
+            other => {
+                return Err(self.refuse(&member, format!("unsupported member type {other:?}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Extracts the tar stream `tar_stream` of artifact archive `archive` into `dest` (an existing
+/// directory, normally empty and private to this call).
+///
+/// Refused, with an error naming the archive and member: a first member other than
+/// `artifact_manifest.txt`, a manifest path with `..` or an absolute path; members with `..`,
+/// absolute paths or not below a manifest path; symlinks whose target is absolute or leaves
+/// the destination; hardlinks to anything but a file extracted earlier from the same archive;
+/// devices, FIFOs and other special members; writing through a symlink. Regular files keep
+/// their execute bits; setuid/setgid/sticky and group/other write bits are dropped.
+pub fn extract_artifact<R: Read>(
+    archive: &str,
+    tar_stream: R,
+    dest: &Path,
+    layout: Layout,
+) -> Result<Extracted, Error> {
+    let mut tar = tar::Archive::new(tar_stream);
+    let mut entries = tar
+        .entries()
+        .map_err(|e| Error::read(Path::new(archive), e))?;
+    let mut ex = Extractor {
+        archive,
+        dest,
+        layout,
+        relpaths: Vec::new(),
+        written: HashMap::new(),
+        out: Extracted::default(),
+    };
+    let first = entries
+        .next()
+        .ok_or_else(|| ex.refuse("", "empty archive: expected `artifact_manifest.txt` first"))?
+        .map_err(|e| Error::read(Path::new(archive), e))?;
+    let first_name = String::from_utf8_lossy(&first.path_bytes()).into_owned();
+    if first_name != MANIFEST_NAME || first.header().entry_type() != tar::EntryType::Regular {
+        return Err(ex.refuse(
+            &first_name,
+            format!("the first member must be the regular file `{MANIFEST_NAME}`"),
+        ));
+    }
+    let mut manifest = String::new();
+    let mut first = first;
+    first
+        .read_to_string(&mut manifest)
+        .map_err(|e| Error::read(Path::new(archive), e))?;
+    for line in manifest
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.is_empty())
+    {
+        let parts = safe_components(line).ok_or_else(|| {
+            ex.refuse(
+                MANIFEST_NAME,
+                format!("manifest path `{line}` is absolute or has `..`"),
+            )
+        })?;
+        ex.relpaths
+            .push(parts.into_iter().map(str::to_owned).collect());
+        ex.out.relpaths.push(line.to_owned());
+    }
+    if layout == Layout::Full {
+        let path = dest.join(MANIFEST_NAME);
+        fs_err::write(&path, manifest.as_bytes()).map_err(|e| Error::write(&path, e))?;
+    }
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::read(Path::new(archive), e))?;
+        ex.entry(entry)?;
+    }
+    Ok(ex.out)
+}

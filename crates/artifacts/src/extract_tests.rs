@@ -1,0 +1,299 @@
+use std::path::Path;
+
+use super::extract::*;
+use crate::Error;
+
+/// One member of a hand-made archive: stored name, type, link target, data.
+type Member<'a> = (&'a str, tar::EntryType, Option<&'a str>, &'a [u8]);
+
+/// A tar stream with exactly the given headers (names are written raw: `..` and absolute
+/// paths included).
+fn raw_tar(members: &[Member<'_>]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, kind, link, data) in members {
+        let mut h = tar::Header::new_gnu();
+        {
+            let gnu = h.as_gnu_mut().unwrap();
+            gnu.name = [0; 100];
+            gnu.name[..name.len()].copy_from_slice(name.as_bytes());
+            if let Some(link) = link {
+                gnu.linkname = [0; 100];
+                gnu.linkname[..link.len()].copy_from_slice(link.as_bytes());
+            }
+        }
+        h.set_entry_type(*kind);
+        h.set_mode(if *kind == tar::EntryType::Directory {
+            0o755
+        } else {
+            0o644
+        });
+        h.set_size(data.len() as u64);
+        h.set_cksum();
+        b.append(&h, *data).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+const REG: tar::EntryType = tar::EntryType::Regular;
+
+fn manifest(text: &'static str) -> Member<'static> {
+    (MANIFEST_NAME, REG, None, text.as_bytes())
+}
+
+fn everything_below(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walk(root);
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in fs_err::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let ty = e.file_type().unwrap();
+        out.push(e.path().display().to_string());
+        if ty.is_dir() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
+
+#[test]
+fn extracts_full_and_flattened_layouts() {
+    let data = raw_tar(&[
+        manifest("lib/stage\nbin/stage\n"),
+        ("lib/stage/lib", tar::EntryType::Directory, None, b""),
+        ("lib/stage/lib/libx.so.1", REG, None, b"ELF"),
+        (
+            "lib/stage/lib/libx.so",
+            tar::EntryType::Symlink,
+            Some("libx.so.1"),
+            b"",
+        ),
+        (
+            "lib/stage/lib/libx-hard.so",
+            tar::EntryType::Link,
+            Some("lib/stage/lib/libx.so.1"),
+            b"",
+        ),
+        ("bin/stage/bin/tool", REG, None, b"#!/bin/sh\n"),
+    ]);
+    let full = tempfile::tempdir().unwrap();
+    let out = extract_artifact(
+        "a_lib_generic.tar.zst",
+        &data[..],
+        full.path(),
+        Layout::Full,
+    )
+    .unwrap();
+    assert_eq!(out.relpaths, ["lib/stage", "bin/stage"]);
+    assert_eq!(out.files, 2);
+    assert_eq!(
+        fs_err::read_to_string(full.path().join(MANIFEST_NAME)).unwrap(),
+        "lib/stage\nbin/stage\n"
+    );
+    assert_eq!(
+        fs_err::read(full.path().join("lib/stage/lib/libx.so")).unwrap(),
+        b"ELF"
+    );
+    assert_eq!(
+        fs_err::read_link(full.path().join("lib/stage/lib/libx.so")).unwrap(),
+        Path::new("libx.so.1")
+    );
+    assert_eq!(
+        fs_err::read(full.path().join("lib/stage/lib/libx-hard.so")).unwrap(),
+        b"ELF"
+    );
+
+    let flat = tempfile::tempdir().unwrap();
+    extract_artifact(
+        "a_lib_generic.tar.zst",
+        &data[..],
+        flat.path(),
+        Layout::Flatten,
+    )
+    .unwrap();
+    let mut got: Vec<String> = everything_below(flat.path())
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(&flat.path().display().to_string())
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "/bin",
+            "/bin/tool",
+            "/lib",
+            "/lib/libx-hard.so",
+            "/lib/libx.so",
+            "/lib/libx.so.1"
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn keeps_exec_bits_and_drops_dangerous_ones() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, mode, data) in [
+        (MANIFEST_NAME, 0o644, &b"s\n"[..]),
+        ("s/tool", 0o6777, &b"x"[..]),
+        ("s/data", 0o666, &b"y"[..]),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_path(name).unwrap();
+        h.set_mode(mode);
+        h.set_size(data.len() as u64);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    }
+    let data = b.into_inner().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    extract_artifact("p.tar.zst", &data[..], dir.path(), Layout::Full).unwrap();
+    let mode = |p: &str| {
+        fs_err::metadata(dir.path().join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("s/tool"), 0o755);
+    assert_eq!(mode("s/data"), 0o644);
+}
+
+/// Hostile archives: each is refused with an error naming the archive and member, and nothing
+/// appears outside the destination.
+#[test]
+#[expect(clippy::too_many_lines, reason = "a table of hostile archives")]
+fn hostile_members_are_refused() {
+    use tar::EntryType::{Block, Char, Directory, Fifo, Link, Symlink};
+    let cases: Vec<(&str, Vec<Member<'_>>, &str)> = vec![
+        (
+            "dotdot",
+            vec![manifest("s\n"), ("s/../../evil", REG, None, b"x")],
+            "`..`",
+        ),
+        (
+            "leading dotdot",
+            vec![manifest("s\n"), ("../evil", REG, None, b"x")],
+            "`..`",
+        ),
+        (
+            "absolute",
+            vec![manifest("s\n"), ("/tmp/evil-rockci", REG, None, b"x")],
+            "absolute",
+        ),
+        (
+            "windows drive",
+            vec![manifest("s\n"), ("C:/evil", REG, None, b"x")],
+            "absolute",
+        ),
+        (
+            "outside manifest",
+            vec![manifest("s\n"), ("other/file", REG, None, b"x")],
+            "not below any path",
+        ),
+        (
+            "manifest itself is a prefix only",
+            vec![manifest("s\n"), ("s", REG, None, b"x")],
+            "not below any path",
+        ),
+        (
+            "absolute symlink",
+            vec![
+                manifest("s\n"),
+                ("s/passwd", Symlink, Some("/etc/passwd"), b""),
+            ],
+            "absolute path",
+        ),
+        (
+            "escaping symlink",
+            vec![manifest("s\n"), ("s/up", Symlink, Some("../../.."), b"")],
+            "outside the destination",
+        ),
+        (
+            "write through symlink",
+            vec![
+                manifest("s\n"),
+                ("s/d", Directory, None, b""),
+                ("s/d/l", Symlink, Some(".."), b""),
+                ("s/d/l/x", REG, None, b"x"),
+            ],
+            "parent directory is a symlink",
+        ),
+        (
+            "hardlink outside",
+            vec![manifest("s\n"), ("s/h", Link, Some("/etc/passwd"), b"")],
+            "outside the destination",
+        ),
+        (
+            "hardlink dotdot",
+            vec![manifest("s\n"), ("s/h", Link, Some("../../x"), b"")],
+            "outside the destination",
+        ),
+        (
+            "hardlink to unknown",
+            vec![manifest("s\n"), ("s/h", Link, Some("s/nothing"), b"")],
+            "not a file extracted earlier",
+        ),
+        (
+            "char device",
+            vec![manifest("s\n"), ("s/tty", Char, None, b"")],
+            "unsupported member type",
+        ),
+        (
+            "block device",
+            vec![manifest("s\n"), ("s/sda", Block, None, b"")],
+            "unsupported member type",
+        ),
+        (
+            "fifo",
+            vec![manifest("s\n"), ("s/pipe", Fifo, None, b"")],
+            "unsupported member type",
+        ),
+        (
+            "manifest not first",
+            vec![("s/x", REG, None, b"x"), manifest("s\n")],
+            "first member must be",
+        ),
+        (
+            "manifest escapes",
+            vec![manifest("../s\n"), ("s/x", REG, None, b"x")],
+            "manifest path",
+        ),
+        ("empty archive", vec![], "empty archive"),
+    ];
+    assert!(cases.len() >= 12);
+    for (what, members, reason) in cases {
+        let outer = tempfile::tempdir().unwrap();
+        let dest = outer.path().join("dest");
+        fs_err::create_dir(&dest).unwrap();
+        let data = raw_tar(&members);
+        for layout in [Layout::Full, Layout::Flatten] {
+            let err = extract_artifact("hostile_lib_generic.tar.zst", &data[..], &dest, layout)
+                .unwrap_err();
+            let Error::UnsafeMember(m) = &err else {
+                panic!("{what}: {err:?}")
+            };
+            assert_eq!(m.archive, "hostile_lib_generic.tar.zst");
+            assert!(m.reason.contains(reason), "{what}: {}", m.reason);
+            assert!(err.to_string().starts_with("Refusing member `"), "{err}");
+            // Nothing outside the destination.
+            assert_eq!(
+                everything_below(outer.path())
+                    .iter()
+                    .filter(|p| !p.starts_with(&dest.display().to_string()))
+                    .count(),
+                0,
+                "{what}"
+            );
+        }
+    }
+    assert!(!Path::new("/tmp/evil-rockci").exists());
+}
