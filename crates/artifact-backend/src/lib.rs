@@ -30,8 +30,10 @@ use workflow_outputs::WorkflowOutputRoot;
 
 mod download;
 mod env;
+mod fetch;
 
 pub use env::{EnvVars, backend_from_env};
+pub use fetch::{Fetched, FlattenIndex, extract_dir_name};
 
 /// Errors of artifact operations; each names the artifact or file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +86,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Two artifacts put different content at the same path of a flattened output.
+    #[error("`{}` is in both `{first}` and `{second}` with different content", path.display())]
+    FlattenConflict {
+        /// The path relative to the output directory.
+        path: PathBuf,
+        /// The artifact that put it there first.
+        first: String,
+        /// The artifact that conflicts.
+        second: String,
+    },
+    /// An archive could not be read or was refused.
+    #[error(transparent)]
+    Artifacts(#[from] artifacts::Error),
     /// A storage operation failed.
     #[error(transparent)]
     Storage(#[from] storage_backend::Error),

@@ -1,6 +1,8 @@
 //! Integration tests of the artifact backends: a local staging directory and a real
 //! S3-protocol server on 127.0.0.1, with the same expectations for both where they overlap.
 
+mod fetch;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -10,7 +12,7 @@ use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
 use storage_backend::{Anonymous, ClientOptions, Credentials, S3Client};
 use workflow_outputs::{ForkEvidence, Platform, WorkflowOutputRoot};
 
-fn write(path: &Path, content: &[u8]) {
+pub(crate) fn write(path: &Path, content: &[u8]) {
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();
     fs_err::write(path, content).unwrap();
 }
@@ -20,7 +22,7 @@ fn sha(data: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(data))
 }
 
-async fn client(server: &S3Server, secret: &str) -> S3Client {
+pub(crate) async fn client(server: &S3Server, secret: &str) -> S3Client {
     S3Client::connect_with(
         &ClientOptions {
             region: Some("us-east-1".into()),
@@ -35,7 +37,7 @@ async fn client(server: &S3Server, secret: &str) -> S3Client {
     .await
 }
 
-fn root(bucket: &str, external: &str, run: &str) -> WorkflowOutputRoot {
+pub(crate) fn root(bucket: &str, external: &str, run: &str) -> WorkflowOutputRoot {
     WorkflowOutputRoot::new(bucket, external, run, Platform::Linux).unwrap()
 }
 

@@ -1,0 +1,347 @@
+//! The streamed fetch: download, hash, decompress and unpack at once, into a temporary
+//! directory beside the destination; verify; then move into place.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use artifacts::{ArchiveFormat, Extracted, Layout};
+use bytes::Bytes;
+use sha2::{Digest as _, Sha256};
+
+use crate::{ArtifactBackend, Error};
+
+/// Chunks in flight between the download and the unpacking thread.
+const CHANNEL_CHUNKS: usize = 32;
+
+/// What a streamed fetch produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The archive's file name.
+    pub key: String,
+    /// Its SHA-256.
+    pub sha256: String,
+    /// Whether a sidecar existed and matched.
+    pub verified: bool,
+    /// Compressed bytes streamed.
+    pub bytes: u64,
+    /// What was unpacked.
+    pub extracted: Extracted,
+    /// Where: the artifact's directory, or the flattened output directory.
+    pub path: PathBuf,
+}
+
+/// Which artifact owns each path of a flattened output directory (for conflict detection);
+/// share one between the artifacts of a fetch.
+#[derive(Debug, Default)]
+pub struct FlattenIndex {
+    owners: Mutex<HashMap<PathBuf, String>>,
+}
+
+/// Reads the chunks a download task sends, hashing everything that passes.
+struct StreamReader {
+    rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
+    current: Bytes,
+    hasher: Sha256,
+    total: u64,
+}
+
+impl Read for StreamReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.rx.blocking_recv() {
+                Some(Ok(chunk)) => self.current = chunk,
+                Some(Err(e)) => return Err(e),
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        let chunk = self.current.split_to(n);
+        buf[..n].copy_from_slice(&chunk);
+        self.hasher.update(&chunk);
+        self.total += n as u64;
+        Ok(n)
+    }
+}
+
+/// The artifact directory name for an archive file name (`x_lib_generic.tar.zst` →
+/// `x_lib_generic`): the name without its archive suffix, dots inside kept.
+pub fn extract_dir_name(key: &str) -> &str {
+    ArchiveFormat::from_file_name(key).map_or(key, |f| &key[..key.len() - f.extension().len()])
+}
+
+fn same_content(a: &Path, b: &Path) -> std::io::Result<bool> {
+    let (ma, mb) = (fs_err::symlink_metadata(a)?, fs_err::symlink_metadata(b)?);
+    if ma.file_type().is_symlink() || mb.file_type().is_symlink() {
+        return Ok(ma.file_type().is_symlink()
+            && mb.file_type().is_symlink()
+            && fs_err::read_link(a)? == fs_err::read_link(b)?);
+    }
+    if ma.len() != mb.len() || !ma.is_file() || !mb.is_file() {
+        return Ok(false);
+    }
+    let (mut fa, mut fb) = (fs_err::File::open(a)?, fs_err::File::open(b)?);
+    let (mut ba, mut bb) = (vec![0; 1 << 16], vec![0; 1 << 16]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Moves the tree `from` into `to`, entry by entry. A path another artifact of this fetch
+/// already put there must have the same content (else an error naming both artifacts); a path
+/// left by an earlier run is replaced.
+fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
+    for entry in fs_err::read_dir(from.join(rel)).map_err(|e| Error::read(from, e))? {
+        let entry = entry.map_err(|e| Error::read(from, e))?;
+        let rel_child = rel.join(entry.file_name());
+        let (src, dst) = (from.join(&rel_child), to.join(&rel_child));
+        let ty = entry.file_type().map_err(|e| Error::read(&src, e))?;
+        let existing = fs_err::symlink_metadata(&dst).ok();
+        if ty.is_dir() {
+            match &existing {
+                Some(m) if m.is_dir() => {}
+                Some(_) => {
+                    fs_err::remove_file(&dst).map_err(|e| Error::write(&dst, e))?;
+                    fs_err::create_dir(&dst).map_err(|e| Error::write(&dst, e))?;
+                }
+                None => fs_err::create_dir(&dst).map_err(|e| Error::write(&dst, e))?,
+            }
+            merge(from, to, &rel_child, key, index)?;
+            continue;
+        }
+        let mut owners = index
+            .owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = &existing {
+            if let Some(owner) = owners.get(&rel_child).filter(|o| *o != key) {
+                if !same_content(&src, &dst).map_err(|e| Error::read(&dst, e))? {
+                    return Err(Error::FlattenConflict {
+                        path: rel_child.clone(),
+                        first: owner.clone(),
+                        second: key.to_owned(),
+                    });
+                }
+                continue;
+            }
+            if m.is_dir() {
+                fs_err::remove_dir_all(&dst).map_err(|e| Error::write(&dst, e))?;
+            }
+        }
+        fs_err::rename(&src, &dst).map_err(|e| Error::write(&dst, e))?;
+        owners.insert(rel_child, key.to_owned());
+    }
+    Ok(())
+}
+
+impl ArtifactBackend {
+    /// Streams artifact `key` into `output_dir`: downloaded (or read), hashed, decompressed
+    /// and unpacked at once into a temporary directory beside the destination, verified
+    /// against the `.sha256sum` sidecar, then moved into place: `{output_dir}/{name}` for
+    /// [`Layout::Full`] (replacing an earlier copy), merged into `output_dir` for
+    /// [`Layout::Flatten`] (conflicts checked through `index`). No archive touches the disk;
+    /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
+    /// files already merged before a conflict stay).
+    pub async fn fetch_extracted(
+        &self,
+        key: &str,
+        output_dir: &Path,
+        layout: Layout,
+        index: Arc<FlattenIndex>,
+    ) -> Result<Fetched, Error> {
+        let format = ArchiveFormat::from_file_name(key).ok_or_else(|| {
+            Error::Artifacts(artifacts::Error::UnknownArchiveFormat(PathBuf::from(key)))
+        })?;
+        fs_err::create_dir_all(output_dir).map_err(|e| Error::write(output_dir, e))?;
+        let expected = self.expected_sha256(key).await?;
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", extract_dir_name(key)))
+            .suffix(".partial")
+            .tempdir_in(output_dir)
+            .map_err(|e| Error::write(output_dir, e))?;
+
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(CHANNEL_CHUNKS);
+        let unpack = {
+            let (key, dir) = (key.to_owned(), temp.path().to_path_buf());
+            tokio::task::spawn_blocking(move || {
+                let mut reader = StreamReader {
+                    rx,
+                    current: Bytes::new(),
+                    hasher: Sha256::new(),
+                    total: 0,
+                };
+                let extracted = {
+                    let decoder = artifacts::decoder(format, &mut reader)
+                        .map_err(|e| Error::read(Path::new(&key), e))?;
+                    artifacts::extract_artifact(&key, decoder, &dir, layout)?
+                };
+                // Hash whatever follows the end of the tar stream too.
+                std::io::copy(&mut reader, &mut std::io::sink())
+                    .map_err(|e| Error::read(Path::new(&key), e))?;
+                Ok::<_, Error>((
+                    extracted,
+                    hex::encode(reader.hasher.finalize()),
+                    reader.total,
+                ))
+            })
+        };
+        let produced = self.produce(key, tx).await;
+        let unpacked = match unpack.await {
+            Ok(r) => r,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(e) => panic!("unpacking task cancelled: {e}"),
+            },
+        };
+        // A download error explains an unpacking error that follows from it.
+        produced?;
+        let (extracted, sha256, bytes) = unpacked?;
+        if let Some(expected) = &expected
+            && *expected != sha256
+        {
+            return Err(Error::ChecksumMismatch {
+                location: self.location(key).to_string(),
+                expected: expected.clone(),
+                actual: sha256,
+            });
+        }
+        let path = match layout {
+            Layout::Full => {
+                let dest = output_dir.join(extract_dir_name(key));
+                if fs_err::symlink_metadata(&dest).is_ok() {
+                    fs_err::remove_dir_all(&dest).map_err(|e| Error::write(&dest, e))?;
+                }
+                let temp_path = temp.keep();
+                fs_err::rename(&temp_path, &dest).map_err(|e| Error::write(&dest, e))?;
+                dest
+            }
+            Layout::Flatten => {
+                let (from, to, key) = (
+                    temp.path().to_path_buf(),
+                    output_dir.to_path_buf(),
+                    key.to_owned(),
+                );
+                storage_backend::blocking(move || merge(&from, &to, Path::new(""), &key, &index))
+                    .await?;
+                output_dir.to_path_buf()
+            }
+        };
+        Ok(Fetched {
+            key: key.to_owned(),
+            sha256,
+            verified: expected.is_some(),
+            bytes,
+            extracted,
+            path,
+        })
+    }
+
+    /// Sends the archive's bytes to `tx`, reporting progress.
+    async fn produce(
+        &self,
+        key: &str,
+        tx: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
+    ) -> Result<(), Error> {
+        match self {
+            ArtifactBackend::Local(b) => {
+                let path = b.base_path.join(key);
+                if !path.is_file() {
+                    return Err(Error::NotFound(path.display().to_string()));
+                }
+                let size = fs_err::metadata(&path)
+                    .map_err(|e| Error::read(&path, e))?
+                    .len();
+                let id = b.reporter.on_transfer_start(key, size);
+                let mut file = tokio::fs::File::open(&path)
+                    .await
+                    .map_err(|e| Error::read(&path, e))?;
+                loop {
+                    let mut buf = bytes::BytesMut::with_capacity(1 << 20);
+                    let n = tokio::io::AsyncReadExt::read_buf(&mut file, &mut buf)
+                        .await
+                        .map_err(|e| Error::read(&path, e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    b.reporter.on_transfer_progress(id, n as u64);
+                    if tx.send(Ok(buf.freeze())).await.is_err() {
+                        return Ok(()); // the unpacker stopped; its error tells why
+                    }
+                }
+                b.reporter.on_transfer_complete(id);
+                Ok(())
+            }
+            ArtifactBackend::S3(b) => {
+                let loc = b.root.artifact(key);
+                let out = match b
+                    .client
+                    .sdk()
+                    .get_object()
+                    .bucket(loc.bucket())
+                    .key(loc.relative_path())
+                    .send()
+                    .await
+                {
+                    Ok(out) => out,
+                    Err(e) => {
+                        let err = storage_backend::Error::s3("download", loc.s3_uri(), e);
+                        return Err(
+                            if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
+                                Error::NotFound(loc.s3_uri())
+                            } else {
+                                err.into()
+                            },
+                        );
+                    }
+                };
+                let size = u64::try_from(out.content_length().unwrap_or(0)).unwrap_or(0);
+                let id = b.reporter.on_transfer_start(key, size);
+                let mut body = out.body;
+                let mut received = 0u64;
+                loop {
+                    match body.try_next().await {
+                        Ok(Some(chunk)) => {
+                            received += chunk.len() as u64;
+                            b.reporter.on_transfer_progress(id, chunk.len() as u64);
+                            if tx.send(Ok(chunk)).await.is_err() {
+                                return Ok(());
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            let _ = tx
+                                .send(Err(std::io::Error::other("download interrupted")))
+                                .await;
+                            return Err(storage_backend::Error::S3 {
+                                op: "download",
+                                location: loc.s3_uri(),
+                                kind: storage_backend::S3ErrorKind::Unreachable,
+                                source: Box::new(e),
+                            }
+                            .into());
+                        }
+                    }
+                }
+                if received != size {
+                    return Err(Error::Write {
+                        path: PathBuf::from(key),
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!("received {received} of {size} bytes of {}", loc.s3_uri()),
+                        ),
+                    });
+                }
+                b.reporter.on_transfer_complete(id);
+                Ok(())
+            }
+        }
+    }
+}

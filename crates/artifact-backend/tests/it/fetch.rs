@@ -1,0 +1,236 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use artifact_backend::{ArtifactBackend, Error, FlattenIndex};
+use artifacts::{ArchiveWriter, Compression, Layout};
+use rock_ci_test_support::S3Server;
+use rock_ci_test_support::s3::SECRET_KEY;
+use workflow_outputs::{Platform, WorkflowOutputRoot};
+
+use crate::{client, root, write};
+
+/// Writes an artifact archive with `files` (path, content) below relpath `stage`.
+fn artifact(path: &Path, compression: Compression, stage: &str, files: &[(&str, &str)]) {
+    let mut w = ArchiveWriter::create(path, compression).unwrap();
+    w.append_data(
+        "artifact_manifest.txt",
+        format!("{stage}\n").as_bytes(),
+        0o644,
+    )
+    .unwrap();
+    for (rel, content) in files {
+        w.append_data(&format!("{stage}/{rel}"), content.as_bytes(), 0o755)
+            .unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = fs_err::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamed_fetch_extracts_flattens_and_verifies() {
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let b = ArtifactBackend::s3(client(&server, SECRET_KEY).await, root("bkt", "", "50"));
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    fs_err::create_dir_all(&src).unwrap();
+    artifact(
+        &src.join("blas_lib_generic.tar.zst"),
+        Compression::Zstd { level: 3 },
+        "math-libs/BLAS/stage",
+        &[("lib/libblas.so", "blas"), ("share/doc/README", "same")],
+    );
+    artifact(
+        &src.join("fft_lib_gfx942.tar.xz"),
+        Compression::Xz { preset: 1 },
+        "math-libs/FFT/stage",
+        &[("lib/libfft.so", "fft"), ("share/doc/README", "same")],
+    );
+    artifact(
+        &src.join("bad_lib_generic.tar.zst"),
+        Compression::Zstd { level: 3 },
+        "x/stage",
+        &[("lib/libblas.so", "different")],
+    );
+    for name in [
+        "blas_lib_generic.tar.zst",
+        "fft_lib_gfx942.tar.xz",
+        "bad_lib_generic.tar.zst",
+    ] {
+        b.upload_artifact(&src.join(name), name).await.unwrap();
+    }
+
+    // Full layout: {output}/{name}/ with the manifest and the stage tree.
+    let out = t.path().join("out");
+    let got = b
+        .fetch_extracted("fft_lib_gfx942.tar.xz", &out, Layout::Full, Arc::default())
+        .await
+        .unwrap();
+    assert!(got.verified);
+    assert_eq!(got.extracted.files, 2);
+    assert_eq!(
+        fs_err::read_to_string(out.join("fft_lib_gfx942/math-libs/FFT/stage/lib/libfft.so"))
+            .unwrap(),
+        "fft"
+    );
+    assert!(out.join("fft_lib_gfx942/artifact_manifest.txt").is_file());
+    assert_eq!(entries(&out), ["fft_lib_gfx942"]);
+    // Fetching again replaces the directory.
+    b.fetch_extracted("fft_lib_gfx942.tar.xz", &out, Layout::Full, Arc::default())
+        .await
+        .unwrap();
+    assert_eq!(entries(&out), ["fft_lib_gfx942"]);
+
+    // Flatten: both artifacts merge; an identical shared file is fine.
+    let flat = t.path().join("flat");
+    let index = Arc::new(FlattenIndex::default());
+    b.fetch_extracted(
+        "blas_lib_generic.tar.zst",
+        &flat,
+        Layout::Flatten,
+        index.clone(),
+    )
+    .await
+    .unwrap();
+    b.fetch_extracted(
+        "fft_lib_gfx942.tar.xz",
+        &flat,
+        Layout::Flatten,
+        index.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(entries(&flat.join("lib")), ["libblas.so", "libfft.so"]);
+    assert_eq!(
+        fs_err::read_to_string(flat.join("share/doc/README")).unwrap(),
+        "same"
+    );
+    assert_eq!(entries(&flat), ["lib", "share"]);
+    // A different file at the same path is an error naming both artifacts.
+    let err = b
+        .fetch_extracted("bad_lib_generic.tar.zst", &flat, Layout::Flatten, index)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::FlattenConflict { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "`lib/libblas.so` is in both `blas_lib_generic.tar.zst` and `bad_lib_generic.tar.zst` with different content"
+    );
+    assert_eq!(
+        fs_err::read_to_string(flat.join("lib/libblas.so")).unwrap(),
+        "blas"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupted_or_hostile_archives_leave_nothing() {
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let b = ArtifactBackend::s3(client(&server, SECRET_KEY).await, root("bkt", "", "51"));
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src/core_lib_generic.tar.zst");
+    fs_err::create_dir_all(src.parent().unwrap()).unwrap();
+    artifact(
+        &src,
+        Compression::Zstd { level: 3 },
+        "core/stage",
+        &[("lib/libcore.so", "core")],
+    );
+    b.upload_artifact(&src, "core_lib_generic.tar.zst")
+        .await
+        .unwrap();
+    // Replace the stored archive by another valid one: it unpacks, but the digest is wrong.
+    let other = t.path().join("other.tar.zst");
+    artifact(
+        &other,
+        Compression::Zstd { level: 3 },
+        "core/stage",
+        &[("lib/libcore.so", "evil")],
+    );
+    fs_err::copy(
+        &other,
+        server.root().join("bkt/51-linux/core_lib_generic.tar.zst"),
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    for layout in [Layout::Full, Layout::Flatten] {
+        let err = b
+            .fetch_extracted("core_lib_generic.tar.zst", &out, layout, Arc::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err:?}");
+        assert!(entries(&out).is_empty(), "{:?}", entries(&out));
+    }
+
+    // A hostile archive (without a sidecar) is refused, naming archive and member.
+    let hostile = t.path().join("evil_lib_generic.tar.zst");
+    let mut w = ArchiveWriter::create(&hostile, Compression::Zstd { level: 3 }).unwrap();
+    w.append_data("artifact_manifest.txt", b"s\n", 0o644)
+        .unwrap();
+    w.append_data("elsewhere/x", b"x", 0o644).unwrap();
+    w.finish().unwrap();
+    write(
+        &server.root().join("bkt/51-linux/evil_lib_generic.tar.zst"),
+        &fs_err::read(&hostile).unwrap(),
+    );
+    let err = b
+        .fetch_extracted(
+            "evil_lib_generic.tar.zst",
+            &out,
+            Layout::Full,
+            Arc::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Refusing member `elsewhere/x` of `evil_lib_generic.tar.zst`: not below any path of the artifact manifest"
+    );
+    assert!(entries(&out).is_empty());
+
+    let err = b
+        .fetch_extracted(
+            "missing_lib_generic.tar.zst",
+            &out,
+            Layout::Full,
+            Arc::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound(_)), "{err:?}");
+    assert!(entries(&out).is_empty());
+}
+
+#[tokio::test]
+async fn local_backend_streams_the_same_way() {
+    let t = tempfile::tempdir().unwrap();
+    let b = ArtifactBackend::local(
+        t.path(),
+        WorkflowOutputRoot::for_local(Some("7"), Some(Platform::Linux), None).unwrap(),
+    )
+    .unwrap();
+    artifact(
+        &t.path().join("7-linux/a_run_generic.tar.xz"),
+        Compression::Xz { preset: 0 },
+        "a/stage",
+        &[("bin/a", "#!/bin/sh\n")],
+    );
+    let out = t.path().join("out");
+    let got = b
+        .fetch_extracted("a_run_generic.tar.xz", &out, Layout::Full, Arc::default())
+        .await
+        .unwrap();
+    assert!(!got.verified);
+    assert_eq!(
+        fs_err::read_to_string(out.join("a_run_generic/a/stage/bin/a")).unwrap(),
+        "#!/bin/sh\n"
+    );
+}
