@@ -4,6 +4,7 @@
 //! The binaries in `src/bin/` parse flags and call into the library crates; what two of them
 //! need lives here.
 
+pub mod fetch_artifacts;
 pub mod post_build_upload;
 
 use std::io::Write;

@@ -24,7 +24,7 @@ enum Format {
 
 /// Print where a CI run's outputs live (artifacts, logs, manifests, packages, tarballs).
 #[derive(Debug, Parser)]
-#[command(version)]
+#[command(version, args_override_self = true)]
 struct Args {
     /// Workflow run id.
     #[arg(long, env = "GITHUB_RUN_ID", default_value = "local")]

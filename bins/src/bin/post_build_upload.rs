@@ -18,7 +18,7 @@ enum OverwriteArg {
 
 /// Upload the logs and manifest of a build to the CI run's S3 prefix.
 #[derive(Debug, Parser)]
-#[command(version)]
+#[command(version, args_override_self = true)]
 #[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
 struct Args {
     /// Artifact group (CI matrix variant), e.g. gfx94X-dcgpu.

@@ -1,0 +1,113 @@
+//! Drop-in `fetch_artifacts.py`: fetch a CI run's build artifacts, selected by artifact group,
+//! GPU targets and regexes; each is streamed through SHA-256 verification and unpacking.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, ArgGroup, Parser};
+use rock_ci::fetch_artifacts::{Mode, Request, parse_targets, run};
+use rock_ci::{exit_code, init_logging, parse_platform, parse_repository};
+use workflow_outputs::{GithubRepository, Platform};
+
+/// Fetch the build artifacts of a CI run.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true, group(ArgGroup::new("mode").args(["no_extract", "extract", "flatten"])))]
+#[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
+struct Args {
+    /// Regexes: keep artifacts whose file name matches any (all when none).
+    include: Vec<String>,
+    /// Regexes: drop artifacts whose file name matches any.
+    #[arg(long, num_args = 0..)]
+    exclude: Vec<String>,
+    /// Platform of the run [default: this machine's].
+    #[arg(long, value_parser = parse_platform)]
+    platform: Option<Platform>,
+    /// Artifact group (GPU family), e.g. gfx94X-dcgpu.
+    #[arg(long)]
+    artifact_group: Option<String>,
+    /// Comma-separated GPU targets, e.g. gfx942,gfx90a.
+    #[arg(long, default_value = "")]
+    amdgpu_targets: String,
+    /// Artifacts downloaded at once.
+    #[arg(long, default_value_t = 10)]
+    download_concurrency: usize,
+    /// Artifacts unpacked at once [default: the number of cores].
+    #[arg(long)]
+    extract_concurrency: Option<usize>,
+    /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
+    #[arg(long, value_parser = parse_repository)]
+    run_github_repo: Option<GithubRepository>,
+    /// Workflow run id.
+    #[arg(long)]
+    run_id: String,
+    /// Output directory.
+    #[arg(long, default_value = "build/artifacts")]
+    output_dir: PathBuf,
+    /// List what would be fetched, fetch nothing.
+    #[arg(long, overrides_with = "no_dry_run")]
+    dry_run: bool,
+    /// Fetch (the default).
+    #[arg(long, overrides_with = "dry_run")]
+    no_dry_run: bool,
+    /// Keep the archives instead of unpacking them.
+    #[arg(long)]
+    no_extract: bool,
+    /// Unpack each artifact into `{output}/{name}/` (the default).
+    #[arg(long)]
+    extract: bool,
+    /// Merge all artifacts into the output directory.
+    #[arg(long)]
+    flatten: bool,
+    /// Accepted for compatibility: unpacking streams, so no archive is ever left to delete.
+    #[arg(long, overrides_with = "no_delete_after_extract")]
+    delete_after_extract: bool,
+    /// Accepted for compatibility (see `--delete-after-extract`).
+    #[arg(long, overrides_with = "delete_after_extract")]
+    no_delete_after_extract: bool,
+    /// Read the artifacts from this local staging directory instead of S3 (no GitHub look-up).
+    #[arg(long)]
+    local_staging_dir: Option<PathBuf>,
+    /// More logging (repeat for more).
+    #[arg(short, long, action = ArgAction::Count)]
+    verbose: u8,
+    /// Errors only.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.verbose, args.quiet);
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let request = Request {
+        include: args.include,
+        exclude: args.exclude,
+        platform: args.platform.unwrap_or_else(Platform::host),
+        artifact_group: args.artifact_group.filter(|g| !g.is_empty()),
+        amdgpu_targets: parse_targets(&args.amdgpu_targets),
+        download_concurrency: args.download_concurrency.max(1),
+        extract_concurrency: args.extract_concurrency.unwrap_or(cores).max(1),
+        run_github_repo: args.run_github_repo,
+        run_id: args.run_id,
+        output_dir: args.output_dir,
+        dry_run: args.dry_run,
+        mode: if args.no_extract {
+            Mode::Archives
+        } else if args.flatten {
+            Mode::Flatten
+        } else {
+            Mode::Extract
+        },
+        local_staging_dir: args.local_staging_dir,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return exit_code(Err(e.into())),
+    };
+    let lookup = github_actions::process_env;
+    let mut stdout = std::io::stdout().lock();
+    exit_code(runtime.block_on(run(&request, &lookup, &mut stdout)))
+}

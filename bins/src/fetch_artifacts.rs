@@ -1,0 +1,304 @@
+//! `fetch_artifacts`: selects a CI run's artifacts by group, GPU targets and regexes, then
+//! downloads them, streaming each through verification and unpacking (spec §12).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use artifact_backend::{ArtifactBackend, ArtifactEntry, FlattenIndex, extract_dir_name};
+use artifacts::{Layout, TargetSelection};
+use futures::StreamExt as _;
+use regex::Regex;
+use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
+
+/// What to do with each downloaded archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Keep the archives (`--no-extract`).
+    Archives,
+    /// Unpack each into `{output}/{name}/` (default, `--extract`).
+    Extract,
+    /// Merge all into `{output}/` (`--flatten`).
+    Flatten,
+}
+
+/// The resolved request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Regexes of which one must match (any, when empty).
+    pub include: Vec<String>,
+    /// Regexes of which none may match.
+    pub exclude: Vec<String>,
+    /// Platform of the run.
+    pub platform: Platform,
+    /// Artifact group (family).
+    pub artifact_group: Option<String>,
+    /// GPU targets.
+    pub amdgpu_targets: Vec<String>,
+    /// Artifacts downloaded at once.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once.
+    pub extract_concurrency: usize,
+    /// Repository of the run.
+    pub run_github_repo: Option<GithubRepository>,
+    /// The run.
+    pub run_id: String,
+    /// Where to put the artifacts.
+    pub output_dir: PathBuf,
+    /// List, download nothing.
+    pub dry_run: bool,
+    /// Archives, extract or flatten.
+    pub mode: Mode,
+    /// Read from this local staging directory instead of S3.
+    pub local_staging_dir: Option<PathBuf>,
+}
+
+/// Keeps the artifacts for `group`/`targets` (spec §12.2 step 5), or all archives when neither
+/// is given.
+pub fn select_by_target(
+    all: &[ArtifactEntry],
+    group: Option<&str>,
+    targets: &[String],
+) -> Vec<ArtifactEntry> {
+    if group.is_none() && targets.is_empty() {
+        return all.to_vec();
+    }
+    let selection = TargetSelection::new(group, targets.iter().map(String::as_str));
+    all.iter()
+        .filter(|e| e.name.as_ref().is_some_and(|n| selection.matches(n)))
+        .cloned()
+        .collect()
+}
+
+/// Applies the include/exclude regexes (unanchored search) to file names.
+pub fn filter_by_regex(
+    names: Vec<ArtifactEntry>,
+    include: &[Regex],
+    exclude: &[Regex],
+) -> Vec<ArtifactEntry> {
+    names
+        .into_iter()
+        .filter(|e| include.is_empty() || include.iter().any(|r| r.is_match(&e.file_name)))
+        .filter(|e| !exclude.iter().any(|r| r.is_match(&e.file_name)))
+        .collect()
+}
+
+fn compile(patterns: &[String], what: &str) -> anyhow::Result<Vec<Regex>> {
+    patterns
+        .iter()
+        .map(|p| Regex::new(p).with_context(|| format!("Invalid {what} regex `{p}`")))
+        .collect()
+}
+
+/// Removes `.{name}.*.partial` leftovers of interrupted runs from `output_dir`.
+fn remove_stale_partials(output_dir: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = fs_err::read_dir(output_dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.ends_with(".partial") && entry.file_type()?.is_dir() {
+            fs_err::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+async fn backend(
+    request: &Request,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> anyhow::Result<ArtifactBackend> {
+    if let Some(staging) = &request.local_staging_dir {
+        let root =
+            WorkflowOutputRoot::for_local(Some(&request.run_id), Some(request.platform), None)?;
+        return Ok(ArtifactBackend::local(staging, root)?);
+    }
+    let run = crate::RunRequest {
+        run_id: request.run_id.clone(),
+        platform: request.platform,
+        repository: request.run_github_repo.clone(),
+        release_type: None,
+        lookup_workflow_run: true,
+    };
+    let (root, selection) = crate::resolve_run_root(&run, lookup, out)?;
+    let client = storage_backend::S3Client::connect_with(
+        &storage_backend::ClientOptions {
+            region: Some(selection.config().region().to_owned()),
+            anonymous: storage_backend::Anonymous::WhenNoCredentials,
+            max_idle_connections: request.download_concurrency * 8,
+            ..storage_backend::ClientOptions::default()
+        },
+        lookup,
+    )
+    .await;
+    Ok(ArtifactBackend::s3(client, root))
+}
+
+/// Runs the fetch. Progress goes to `out`. Every selected artifact is attempted; if any could
+/// not be fetched or verified, the error lists them all.
+pub async fn run(
+    request: &Request,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let include = compile(&request.include, "include")?;
+    let exclude = compile(&request.exclude, "exclude")?;
+    let backend = backend(request, lookup, out).await?;
+    let base_uri = backend.base_uri();
+    writeln!(out, "Retrieving artifacts from '{base_uri}'")?;
+    let all = backend
+        .list_artifacts(None)
+        .await
+        .context("Failed to list the run's artifacts")?;
+
+    let group = request.artifact_group.as_deref();
+    if group.is_none() && request.amdgpu_targets.is_empty() {
+        writeln!(
+            out,
+            "No artifact group or targets specified - downloading all artifacts"
+        )?;
+    } else {
+        let families: Vec<String> =
+            TargetSelection::new(group, request.amdgpu_targets.iter().map(String::as_str))
+                .families()
+                .map(|f| format!("'{f}'"))
+                .collect();
+        writeln!(
+            out,
+            "Matching artifact target families: [{}]",
+            families.join(", ")
+        )?;
+    }
+    let available = select_by_target(&all, group, &request.amdgpu_targets);
+    if available.is_empty() {
+        bail!(
+            "No matching artifacts for {} exist at '{base_uri}'",
+            request.run_id
+        );
+    }
+    let selected = filter_by_regex(available, &include, &exclude);
+    if selected.is_empty() {
+        bail!(
+            "Filtering artifacts for {} resulted in an empty set",
+            request.run_id
+        );
+    }
+    writeln!(out, "\nFiltered artifacts to download:")?;
+    for e in &selected {
+        writeln!(out, "  {base_uri}/{}", e.file_name)?;
+    }
+    writeln!(out)?;
+    if request.dry_run {
+        writeln!(out, "Skipping downloads since --dry-run was set")?;
+        return Ok(());
+    }
+
+    fs_err::create_dir_all(&request.output_dir)?;
+    remove_stale_partials(&request.output_dir)?;
+    let decode = Arc::new(tokio::sync::Semaphore::new(
+        request.extract_concurrency.max(1),
+    ));
+    let index = Arc::new(FlattenIndex::default());
+    let results: Vec<(String, anyhow::Result<String>)> = futures::stream::iter(selected)
+        .map(|entry| {
+            let (backend, decode, index) = (&backend, decode.clone(), index.clone());
+            async move {
+                let key = entry.file_name.clone();
+                let result = fetch_one(backend, &entry, request, decode, index).await;
+                (key, result)
+            }
+        })
+        .buffer_unordered(request.download_concurrency.max(1))
+        .collect()
+        .await;
+
+    let mut failures = Vec::new();
+    for (key, result) in results {
+        match result {
+            Ok(line) => writeln!(out, "{line}")?,
+            Err(e) => {
+                writeln!(out, "  !! Failed {key}: {e:#}")?;
+                failures.push(format!("{key}: {e:#}"));
+            }
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        failures.sort();
+        bail!(
+            "{} of the selected artifacts could not be fetched:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        )
+    }
+}
+
+async fn fetch_one(
+    backend: &ArtifactBackend,
+    entry: &ArtifactEntry,
+    request: &Request,
+    decode: Arc<tokio::sync::Semaphore>,
+    index: Arc<FlattenIndex>,
+) -> anyhow::Result<String> {
+    let key = &entry.file_name;
+    let mb = |b: u64| format!("{}.{} MiB", b / 1_048_576, (b % 1_048_576) * 10 / 1_048_576);
+    let check = |verified: bool| {
+        if verified {
+            "sha256 verified"
+        } else {
+            "no sidecar, not verified"
+        }
+    };
+    match request.mode {
+        Mode::Archives => {
+            let got = backend
+                .download_artifact(key, &request.output_dir.join(key))
+                .await?;
+            Ok(format!(
+                "  ++ Downloaded {key} ({}, {})",
+                mb(got.fetched + got.resumed),
+                check(got.verified)
+            ))
+        }
+        Mode::Extract | Mode::Flatten => {
+            let _permit = decode.acquire_owned().await?;
+            let layout = if request.mode == Mode::Extract {
+                Layout::Full
+            } else {
+                Layout::Flatten
+            };
+            let got = backend
+                .fetch_extracted(key, &request.output_dir, layout, index)
+                .await?;
+            let verb = if layout == Layout::Full {
+                "Extracted"
+            } else {
+                "Flattened"
+            };
+            let dest = if layout == Layout::Full {
+                extract_dir_name(key).to_owned()
+            } else {
+                request.output_dir.display().to_string()
+            };
+            Ok(format!(
+                "  ++ {verb} '{key}' to '{dest}' ({}, {} files, {})",
+                mb(got.bytes),
+                got.extracted.files,
+                check(got.verified)
+            ))
+        }
+    }
+}
+
+/// Parses `--amdgpu-targets`: comma-separated, trimmed, empties dropped.
+pub fn parse_targets(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

@@ -1,0 +1,381 @@
+use std::path::Path;
+use std::process::{Command, Output};
+
+use artifacts::{ArchiveWriter, Compression};
+use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
+use rock_ci_test_support::{HttpServer, Reply, S3Server};
+
+fn sha256_hex(data: &[u8]) -> String {
+    use std::fmt::Write as _;
+    // A tiny SHA-256 via the system is not available everywhere; use the library's helper.
+    let digest = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let t = tempfile::NamedTempFile::new().unwrap();
+        fs_err::write(t.path(), data).unwrap();
+        storage_backend::sha256_file(t.path()).await.unwrap()
+    });
+    let mut s = String::new();
+    let _ = write!(s, "{digest}");
+    s
+}
+
+/// Writes artifact `name` (with a sidecar) into the run prefix of the server's bucket.
+fn put_artifact(
+    dir: &Path,
+    name: &str,
+    compression: Compression,
+    stage: &str,
+    files: &[(&str, &str)],
+    sidecar: bool,
+) {
+    fs_err::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    let mut w = ArchiveWriter::create(&path, compression).unwrap();
+    w.append_data(
+        "artifact_manifest.txt",
+        format!("{stage}\n").as_bytes(),
+        0o644,
+    )
+    .unwrap();
+    for (rel, content) in files {
+        w.append_data(&format!("{stage}/{rel}"), content.as_bytes(), 0o644)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    if sidecar {
+        let sha = sha256_hex(&fs_err::read(&path).unwrap());
+        fs_err::write(
+            dir.join(format!("{name}.sha256sum")),
+            format!("{sha}  {name}\n"),
+        )
+        .unwrap();
+    }
+}
+
+struct Fixture {
+    server: S3Server,
+    _github: HttpServer,
+    github_url: String,
+    work: tempfile::TempDir,
+}
+
+fn fixture() -> Fixture {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let run_dir = server.root().join("therock-ci-artifacts/555-linux");
+    put_artifact(
+        &run_dir,
+        "blas_lib_gfx94X-dcgpu.tar.zst",
+        Compression::Zstd { level: 3 },
+        "math-libs/BLAS/stage",
+        &[("lib/libblas.so", "blas"), ("share/README", "same")],
+        true,
+    );
+    put_artifact(
+        &run_dir,
+        "blas_test_gfx94X-dcgpu.tar.xz",
+        Compression::Xz { preset: 1 },
+        "math-libs/BLAS/stage",
+        &[("bin/blas-test", "test")],
+        true,
+    );
+    put_artifact(
+        &run_dir,
+        "amd-llvm_lib_generic.tar.zst",
+        Compression::Zstd { level: 3 },
+        "compiler/amd-llvm/stage",
+        &[("lib/libLLVM.so", "llvm"), ("share/README", "same")],
+        true,
+    );
+    put_artifact(
+        &run_dir,
+        "rand_lib_gfx110X-all.tar.zst",
+        Compression::Zstd { level: 3 },
+        "math-libs/rand/stage",
+        &[("lib/librand.so", "rand")],
+        true,
+    );
+    put_artifact(
+        &run_dir,
+        "fft_lib_gfx942.tar.zst",
+        Compression::Zstd { level: 3 },
+        "math-libs/FFT/stage",
+        &[("lib/libfft.so", "fft")],
+        false,
+    );
+    fs_err::write(run_dir.join("README.txt"), "not an artifact").unwrap();
+    let github = HttpServer::start(|_| {
+        Reply::json(
+            200,
+            r#"{"id": 555, "head_repository": {"full_name": "ROCm/TheRock"}}"#,
+        )
+    });
+    let github_url = github.url();
+    Fixture {
+        server,
+        _github: github,
+        github_url,
+        work: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Fixture {
+    fn run(&self, args: &[&str]) -> Output {
+        let endpoint = self.server.endpoint();
+        Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+            .args(["--run-id", "555", "--platform", "linux"])
+            .args(args)
+            .env_clear()
+            .envs([
+                ("GITHUB_API_URL", self.github_url.as_str()),
+                ("AWS_ENDPOINT_URL", endpoint.as_str()),
+                ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+                ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+                ("AWS_EC2_METADATA_DISABLED", "true"),
+            ])
+            .current_dir(self.work.path())
+            .output()
+            .unwrap()
+    }
+
+    fn out(&self) -> std::path::PathBuf {
+        self.work.path().join("build/artifacts")
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs_err::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn selects_by_group_and_targets_and_extracts() {
+    let f = fixture();
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--amdgpu-targets",
+        " gfx942, ",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Matching artifact target families: ['generic', 'gfx942', 'gfx94X-dcgpu']"),
+        "{stdout}"
+    );
+    assert_eq!(
+        names(&f.out()),
+        [
+            "amd-llvm_lib_generic",
+            "blas_lib_gfx94X-dcgpu",
+            "blas_test_gfx94X-dcgpu",
+            "fft_lib_gfx942"
+        ]
+    );
+    assert_eq!(
+        fs_err::read_to_string(
+            f.out()
+                .join("blas_lib_gfx94X-dcgpu/math-libs/BLAS/stage/lib/libblas.so")
+        )
+        .unwrap(),
+        "blas"
+    );
+    assert!(
+        f.out()
+            .join("blas_test_gfx94X-dcgpu/artifact_manifest.txt")
+            .is_file()
+    );
+    assert!(stdout.contains("sha256 verified"), "{stdout}");
+    assert!(
+        stdout.contains("fft_lib_gfx942.tar.zst' to 'fft_lib_gfx942' (")
+            && stdout.contains("no sidecar, not verified"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn regex_filters_flatten_and_archives() {
+    let f = fixture();
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "_lib_",
+        "--exclude",
+        "llvm",
+        "--flatten",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(names(&f.out()), ["lib", "share"]);
+    assert_eq!(names(&f.out().join("lib")), ["libblas.so"]);
+
+    let f = fixture();
+    let out = f.run(&["blas", "--no-extract"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        names(&f.out()),
+        [
+            "blas_lib_gfx94X-dcgpu.tar.zst",
+            "blas_lib_gfx94X-dcgpu.tar.zst.sha256sum",
+            "blas_test_gfx94X-dcgpu.tar.xz",
+            "blas_test_gfx94X-dcgpu.tar.xz.sha256sum"
+        ]
+    );
+}
+
+#[test]
+fn flatten_conflict_is_an_error_naming_both() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    put_artifact(
+        &run_dir,
+        "other_lib_generic.tar.zst",
+        Compression::Zstd { level: 3 },
+        "x/stage",
+        &[("lib/libblas.so", "not blas")],
+        true,
+    );
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--flatten",
+        "--download-concurrency",
+        "1",
+        "blas_lib|other",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("`lib/libblas.so` is in both"), "{stderr}");
+    assert!(
+        stderr.contains("blas_lib_gfx94X-dcgpu.tar.zst")
+            && stderr.contains("other_lib_generic.tar.zst"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dry_run_lists_and_fetches_nothing() {
+    let f = fixture();
+    let out = f.run(&["--dry-run"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("No artifact group or targets specified - downloading all artifacts"));
+    assert_eq!(
+        stdout
+            .matches("  s3://therock-ci-artifacts/555-linux/")
+            .count(),
+        5,
+        "{stdout}"
+    );
+    assert!(stdout.contains("Skipping downloads since --dry-run was set"));
+    assert!(!f.out().exists());
+}
+
+#[test]
+fn corrupted_artifact_fails_the_run_after_the_others() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    fs_err::write(
+        run_dir.join("rand_lib_gfx110X-all.tar.zst.sha256sum"),
+        format!("{}  x\n", "0".repeat(64)),
+    )
+    .unwrap();
+    let out = f.run(&["--artifact-group", "gfx110X-all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("1 of the selected artifacts could not be fetched"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rand_lib_gfx110X-all.tar.zst: Checksum mismatch"),
+        "{stderr}"
+    );
+    // The good one is there; nothing of the bad one, no leftovers.
+    assert_eq!(names(&f.out()), ["amd-llvm_lib_generic"]);
+}
+
+#[test]
+fn empty_selections_and_bad_input_fail() {
+    let f = fixture();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--artifact-group", "gfx1201"], 0, ""),
+        (&["nothing-matches"], 1, "resulted in an empty set"),
+        (&["[unclosed"], 1, "Invalid include regex `[unclosed`"),
+        (&["--flatten", "--no-extract"], 2, "cannot be used with"),
+        (
+            &["--platform", "solaris"],
+            2,
+            "platform='solaris' is invalid",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let out = f.run(args);
+        if *code == 0 {
+            // Only `generic` matches gfx1201: the run still succeeds with the generic artifact.
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            continue;
+        }
+        assert_eq!(
+            out.status.code(),
+            Some(*code),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(message),
+            "{message} not in {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn local_staging_dir_needs_no_github() {
+    let work = tempfile::tempdir().unwrap();
+    put_artifact(
+        &work.path().join("staging/9-linux"),
+        "core_run_generic.tar.xz",
+        Compression::Xz { preset: 0 },
+        "core/stage",
+        &[("bin/tool", "t")],
+        true,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+        .args([
+            "--run-id",
+            "9",
+            "--platform",
+            "linux",
+            "--local-staging-dir",
+            "staging",
+            "--output-dir",
+            "out",
+        ])
+        .env_clear()
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        fs_err::read_to_string(work.path().join("out/core_run_generic/core/stage/bin/tool"))
+            .unwrap(),
+        "t"
+    );
+}
