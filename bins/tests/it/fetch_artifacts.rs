@@ -379,3 +379,131 @@ fn local_staging_dir_needs_no_github() {
         "t"
     );
 }
+
+#[test]
+fn injected_faults_are_retried_to_a_complete_fetch() {
+    use rock_ci_test_support::S3ServerOptions;
+    let server = S3Server::start_with(S3ServerOptions {
+        fault_every: Some(10),
+        ..Default::default()
+    });
+    server.create_bucket("therock-ci-artifacts");
+    let run_dir = server.root().join("therock-ci-artifacts/556-linux");
+    for i in 0..30 {
+        let content = format!("payload {i}");
+        put_artifact(
+            &run_dir,
+            &format!("p{i:02}_lib_generic.tar.zst"),
+            Compression::Zstd { level: 3 },
+            &format!("p{i:02}/stage"),
+            &[("lib/x", &content)],
+            true,
+        );
+    }
+    let github = HttpServer::start(|_| {
+        Reply::json(
+            200,
+            r#"{"id": 556, "head_repository": {"full_name": "ROCm/TheRock"}}"#,
+        )
+    });
+    let work = tempfile::tempdir().unwrap();
+    let endpoint = server.endpoint();
+    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+        .args(["--run-id", "556", "--platform", "linux"])
+        .env_clear()
+        .envs([
+            ("GITHUB_API_URL", github.url().as_str()),
+            ("AWS_ENDPOINT_URL", endpoint.as_str()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(server.faults() >= 6, "only {} faults", server.faults());
+    for i in 0..30 {
+        let got = fs_err::read_to_string(work.path().join(format!(
+            "build/artifacts/p{i:02}_lib_generic/p{i:02}/stage/lib/x"
+        )))
+        .unwrap();
+        assert_eq!(got, format!("payload {i}"));
+    }
+}
+
+/// Kill the fetch in the middle of a download; the re-run completes, verified, with nothing
+/// of the interrupted attempt left.
+#[test]
+fn interrupted_fetch_then_rerun() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    // 48 MiB that zstd cannot shrink: long enough to be caught in flight.
+    let mut state = 0x1234_5678_u64;
+    let noise: String = (0..48 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + u8::try_from(state % 26).unwrap())
+        })
+        .collect();
+    put_artifact(
+        &run_dir,
+        "big_lib_generic.tar.zst",
+        Compression::Zstd { level: 1 },
+        "big/stage",
+        &[("data.bin", &noise)],
+        true,
+    );
+    let endpoint = f.server.endpoint();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+        .args(["--run-id", "555", "--platform", "linux", "big_lib"])
+        .env_clear()
+        .envs([
+            ("GITHUB_API_URL", f.github_url.as_str()),
+            ("AWS_ENDPOINT_URL", endpoint.as_str()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ])
+        .current_dir(f.work.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial_seen = loop {
+        let partial = fs_err::read_dir(f.out()).ok().is_some_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        });
+        if partial {
+            child.kill().unwrap();
+            break true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let status = child.wait().unwrap();
+    assert!(
+        partial_seen && status.code().is_none(),
+        "the fetch finished before it could be interrupted"
+    );
+    assert!(!f.out().join("big_lib_generic").exists());
+
+    let out = f.run(&["big_lib"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("sha256 verified"));
+    assert_eq!(names(&f.out()), ["big_lib_generic"]);
+    assert_eq!(
+        fs_err::read_to_string(f.out().join("big_lib_generic/big/stage/data.bin")).unwrap(),
+        noise
+    );
+}
