@@ -12,6 +12,10 @@ use futures::StreamExt as _;
 use regex::Regex;
 use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
 
+/// Directory of `{output}` recording which extracted artifacts were verified (one
+/// `{archive}.sha256` per artifact), so a re-run skips them.
+pub const MARKER_DIR: &str = ".rock-ci-fetch";
+
 /// What to do with each downloaded archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -253,45 +257,63 @@ async fn fetch_one(
             "no sidecar, not verified"
         }
     };
-    match request.mode {
-        Mode::Archives => {
-            let got = backend
-                .download_artifact(key, &request.output_dir.join(key))
-                .await?;
-            Ok(format!(
-                "  ++ Downloaded {key} ({}, {})",
-                mb(got.fetched + got.resumed),
-                check(got.verified)
-            ))
+    let expected = backend.expected_sha256(key).await?;
+    if request.mode == Mode::Archives {
+        let dest = request.output_dir.join(key);
+        if let Some(sha) = &expected
+            && dest.is_file()
+            && storage_backend::sha256_file(&dest).await? == *sha
+        {
+            return Ok(format!("  == Cached {key} (sha256 verified)"));
         }
-        Mode::Extract | Mode::Flatten => {
-            let _permit = decode.acquire_owned().await?;
-            let layout = if request.mode == Mode::Extract {
-                Layout::Full
-            } else {
-                Layout::Flatten
-            };
-            let got = backend
-                .fetch_extracted(key, &request.output_dir, layout, index)
-                .await?;
-            let verb = if layout == Layout::Full {
-                "Extracted"
-            } else {
-                "Flattened"
-            };
-            let dest = if layout == Layout::Full {
-                extract_dir_name(key).to_owned()
-            } else {
-                request.output_dir.display().to_string()
-            };
-            Ok(format!(
-                "  ++ {verb} '{key}' to '{dest}' ({}, {} files, {})",
-                mb(got.bytes),
-                got.extracted.files,
-                check(got.verified)
-            ))
-        }
+        let got = backend.download_artifact(key, &dest).await?;
+        return Ok(format!(
+            "  ++ Downloaded {key} ({}, {})",
+            mb(got.fetched + got.resumed),
+            check(got.verified)
+        ));
     }
+    let layout = if request.mode == Mode::Extract {
+        Layout::Full
+    } else {
+        Layout::Flatten
+    };
+    let dir_name = extract_dir_name(key);
+    let marker = request
+        .output_dir
+        .join(MARKER_DIR)
+        .join(format!("{key}.sha256"));
+    if layout == Layout::Full
+        && let Some(sha) = &expected
+        && request.output_dir.join(dir_name).is_dir()
+        && fs_err::read_to_string(&marker).is_ok_and(|m| m.trim() == sha)
+    {
+        return Ok(format!(
+            "  == Cached '{key}' in '{dir_name}' (sha256 verified earlier)"
+        ));
+    }
+    let _permit = decode.acquire_owned().await?;
+    let got = backend
+        .fetch_extracted(key, &request.output_dir, layout, index)
+        .await?;
+    if layout == Layout::Full && got.verified {
+        let dir = request.output_dir.join(MARKER_DIR);
+        fs_err::create_dir_all(&dir)?;
+        let temp = dir.join(format!(".{key}.sha256.tmp"));
+        fs_err::write(&temp, format!("{}\n", got.sha256))?;
+        fs_err::rename(&temp, &marker)?;
+    }
+    let (verb, dest) = if layout == Layout::Full {
+        ("Extracted", dir_name.to_owned())
+    } else {
+        ("Flattened", request.output_dir.display().to_string())
+    };
+    Ok(format!(
+        "  ++ {verb} '{key}' to '{dest}' ({}, {} files, {})",
+        mb(got.bytes),
+        got.extracted.files,
+        check(got.verified)
+    ))
 }
 
 /// Parses `--amdgpu-targets`: comma-separated, trimmed, empties dropped.

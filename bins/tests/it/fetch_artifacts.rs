@@ -178,6 +178,7 @@ fn selects_by_group_and_targets_and_extracts() {
     assert_eq!(
         names(&f.out()),
         [
+            ".rock-ci-fetch",
             "amd-llvm_lib_generic",
             "blas_lib_gfx94X-dcgpu",
             "blas_test_gfx94X-dcgpu",
@@ -202,6 +203,50 @@ fn selects_by_group_and_targets_and_extracts() {
         stdout.contains("fft_lib_gfx942.tar.zst' to 'fft_lib_gfx942' (")
             && stdout.contains("no sidecar, not verified"),
         "{stdout}"
+    );
+
+    // A re-run reuses what was verified and fetches the unverifiable one again.
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--amdgpu-targets",
+        "gfx942",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.matches("== Cached").count(), 3, "{stdout}");
+    assert!(
+        stdout.contains("++ Extracted 'fft_lib_gfx942.tar.zst'"),
+        "{stdout}"
+    );
+    // A changed artifact (new sidecar) is fetched again.
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    put_artifact(
+        &run_dir,
+        "blas_lib_gfx94X-dcgpu.tar.zst",
+        Compression::Zstd { level: 3 },
+        "math-libs/BLAS/stage",
+        &[("lib/libblas.so", "blas v2")],
+        true,
+    );
+    let out = f.run(&["blas_lib"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        fs_err::read_to_string(
+            f.out()
+                .join("blas_lib_gfx94X-dcgpu/math-libs/BLAS/stage/lib/libblas.so")
+        )
+        .unwrap(),
+        "blas v2"
+    );
+    // --no-extract reuses an archive that matches its sidecar.
+    let out = f.run(&["blas_test", "--no-extract"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = f.run(&["blas_test", "--no-extract"]);
+    assert!(
+        text(&out.stdout).contains("== Cached blas_test_gfx94X-dcgpu.tar.xz"),
+        "{}",
+        text(&out.stdout)
     );
 }
 
@@ -308,7 +353,7 @@ fn corrupted_artifact_fails_the_run_after_the_others() {
         "{stderr}"
     );
     // The good one is there; nothing of the bad one, no leftovers.
-    assert_eq!(names(&f.out()), ["amd-llvm_lib_generic"]);
+    assert_eq!(names(&f.out()), [".rock-ci-fetch", "amd-llvm_lib_generic"]);
 }
 
 #[test]
@@ -501,7 +546,7 @@ fn interrupted_fetch_then_rerun() {
     let out = f.run(&["big_lib"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("sha256 verified"));
-    assert_eq!(names(&f.out()), ["big_lib_generic"]);
+    assert_eq!(names(&f.out()), [".rock-ci-fetch", "big_lib_generic"]);
     assert_eq!(
         fs_err::read_to_string(f.out().join("big_lib_generic/big/stage/data.bin")).unwrap(),
         noise
