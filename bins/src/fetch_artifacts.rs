@@ -56,6 +56,8 @@ pub struct Request {
     pub mode: Mode,
     /// Read from this local staging directory instead of S3.
     pub local_staging_dir: Option<PathBuf>,
+    /// No progress bars.
+    pub quiet: bool,
 }
 
 /// Keeps the artifacts for `group`/`targets` (spec §12.2 step 5), or all archives when neither
@@ -150,7 +152,9 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let include = compile(&request.include, "include")?;
     let exclude = compile(&request.exclude, "exclude")?;
-    let backend = backend(request, lookup, out).await?;
+    let backend = backend(request, lookup, out).await?.with_reporter(Arc::new(
+        crate::progress::Progress::for_stderr(request.quiet),
+    ));
     let base_uri = backend.base_uri();
     writeln!(out, "Retrieving artifacts from '{base_uri}'")?;
     let all = backend

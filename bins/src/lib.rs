@@ -6,6 +6,7 @@
 
 pub mod fetch_artifacts;
 pub mod post_build_upload;
+pub mod progress;
 
 use std::io::Write;
 use std::process::ExitCode;

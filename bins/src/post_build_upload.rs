@@ -39,6 +39,8 @@ pub struct Plan {
     pub concurrency: usize,
     /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
     pub mtime: u64,
+    /// No progress bars.
+    pub quiet: bool,
 }
 
 /// Every `.ninja_log` below `build_dir`, relative to it, sorted; symlinked directories are not
@@ -257,8 +259,12 @@ async fn upload_target(
         dry_run: plan.dry_run,
         ..TransferOptions::default()
     };
+    let progress = std::sync::Arc::new(crate::progress::Progress::for_stderr(plan.quiet));
     if let Some(dir) = &plan.output_dir {
-        return Ok(Some((root, StorageBackend::local(dir, options))));
+        return Ok(Some((
+            root,
+            StorageBackend::local(dir, options).with_reporter(progress),
+        )));
     }
     let client_options = storage_backend::ClientOptions {
         region: Some(selection.config().region().to_owned()),
@@ -266,7 +272,10 @@ async fn upload_target(
         ..storage_backend::ClientOptions::default()
     };
     let client = storage_backend::S3Client::connect_with(&client_options, lookup).await;
-    Ok(Some((root, StorageBackend::s3(client, options))))
+    Ok(Some((
+        root,
+        StorageBackend::s3(client, options).with_reporter(progress),
+    )))
 }
 
 /// Uploads the manifest; a missing one is an error naming its path.

@@ -99,6 +99,7 @@ fn main() -> ExitCode {
             Mode::Extract
         },
         local_staging_dir: args.local_staging_dir,
+        quiet: args.quiet,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

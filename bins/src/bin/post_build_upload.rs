@@ -106,6 +106,7 @@ fn main() -> ExitCode {
         },
         concurrency: args.upload_concurrency.max(1),
         mtime,
+        quiet: args.quiet,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

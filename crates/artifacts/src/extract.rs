@@ -225,6 +225,20 @@ impl Extractor<'_> {
         ) {
             return Ok(());
         }
+        // Directories leading to (or equal to) a manifest path, as `tar` writes them: harmless.
+        if kind == tar::EntryType::Directory
+            && let Some(parts) = safe_components(&member)
+            && self
+                .relpaths
+                .iter()
+                .any(|r| r.len() >= parts.len() && r.iter().zip(&parts).all(|(a, b)| a == b))
+        {
+            if self.layout == Layout::Full {
+                let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
+                fs_err::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
+            }
+            return Ok(());
+        }
         let (stored, mapped) = self.map(&member)?;
         if mapped.is_empty() {
             return Err(self.refuse(&member, "empty path after flattening"));

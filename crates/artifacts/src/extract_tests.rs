@@ -63,6 +63,9 @@ fn walk(dir: &Path) -> Vec<String> {
 fn extracts_full_and_flattened_layouts() {
     let data = raw_tar(&[
         manifest("lib/stage\nbin/stage\n"),
+        // Parent directories of the manifest paths, as `tar` writes them.
+        ("lib/", tar::EntryType::Directory, None, b""),
+        ("lib/stage/", tar::EntryType::Directory, None, b""),
         ("lib/stage/lib", tar::EntryType::Directory, None, b""),
         ("lib/stage/lib/libx.so.1", REG, None, b"ELF"),
         (

@@ -1,0 +1,66 @@
+//! Progress of transfers: one bar per file when stderr is a terminal; nothing extra otherwise
+//! (the tools print one line per finished artifact, which is what CI logs want).
+
+use std::collections::HashMap;
+use std::io::IsTerminal as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use storage_backend::Reporter;
+
+/// A [`Reporter`] drawing byte progress bars on a terminal.
+pub struct Progress {
+    multi: Option<MultiProgress>,
+    bars: Mutex<HashMap<usize, ProgressBar>>,
+    next: AtomicUsize,
+}
+
+impl Progress {
+    /// Bars when stderr is a terminal and `quiet` is off; silent otherwise.
+    pub fn for_stderr(quiet: bool) -> Self {
+        let multi = (!quiet && std::io::stderr().is_terminal())
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        Self {
+            multi,
+            bars: Mutex::new(HashMap::new()),
+            next: AtomicUsize::new(1),
+        }
+    }
+
+    fn bars(&self) -> std::sync::MutexGuard<'_, HashMap<usize, ProgressBar>> {
+        self.bars
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Reporter for Progress {
+    fn on_transfer_start(&self, name: &str, size: u64) -> usize {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Some(multi) = &self.multi {
+            let bar = multi.add(ProgressBar::new(size));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg:40!} {bar:30} {bytes:>10}/{total_bytes:<10} {bytes_per_sec:>12} {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_message(name.rsplit('/').next().unwrap_or(name).to_owned());
+            self.bars().insert(id, bar);
+        }
+        id
+    }
+
+    fn on_transfer_progress(&self, id: usize, bytes: u64) {
+        if let Some(bar) = self.bars().get(&id) {
+            bar.inc(bytes);
+        }
+    }
+
+    fn on_transfer_complete(&self, id: usize) {
+        if let Some(bar) = self.bars().remove(&id) {
+            bar.finish_and_clear();
+        }
+    }
+}
