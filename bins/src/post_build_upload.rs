@@ -16,6 +16,7 @@ pub const MANIFEST_PATH: &str = "base/aux-overlay/build/therock_manifest.json";
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
+#[expect(clippy::struct_excessive_bools, reason = "resolved command-line flags")]
 pub struct Plan {
     /// The artifact group.
     pub artifact_group: String,
