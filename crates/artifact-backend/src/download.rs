@@ -188,7 +188,7 @@ impl ArtifactBackend {
         expected: Option<&str>,
     ) -> Result<Downloaded, Error> {
         let loc = b.root.artifact(key);
-        let head = match b
+        let head = b
             .client
             .sdk()
             .head_object()
@@ -196,19 +196,12 @@ impl ArtifactBackend {
             .key(loc.relative_path())
             .send()
             .await
-        {
-            Ok(head) => head,
-            Err(e) => {
-                let err = storage_backend::Error::s3("download", loc.s3_uri(), e);
-                return Err(
-                    if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
-                        Error::NotFound(loc.s3_uri())
-                    } else {
-                        err.into()
-                    },
-                );
-            }
-        };
+            .map_err(|e| {
+                Error::from_s3(
+                    storage_backend::Error::s3("download", loc.s3_uri(), e),
+                    &loc,
+                )
+            })?;
         let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
         let etag = head.e_tag().unwrap_or_default().to_owned();
         let partial = partial_path(dest);
@@ -296,19 +289,8 @@ async fn fetch_range(
     hasher: &mut Sha256,
     id: usize,
 ) -> Result<u64, Error> {
-    let mut request = b
-        .client
-        .sdk()
-        .get_object()
-        .bucket(loc.bucket())
-        .key(loc.relative_path());
-    if offset > 0 {
-        request = request.range(format!("bytes={offset}-"));
-    }
-    if !etag.is_empty() {
-        request = request.if_match(etag);
-    }
-    let out = request
+    let range = (offset > 0).then(|| format!("bytes={offset}-"));
+    let out = get_version(b, loc, range, etag)
         .send()
         .await
         .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
@@ -376,17 +358,8 @@ async fn fetch_parallel(
     });
     let mut parts = futures::stream::iter(ranges)
         .map(|(first, last)| async move {
-            let mut request = b
-                .client
-                .sdk()
-                .get_object()
-                .bucket(loc.bucket())
-                .key(loc.relative_path())
-                .range(format!("bytes={first}-{last}"));
-            if !etag.is_empty() {
-                request = request.if_match(etag);
-            }
-            let out = request
+            let range = Some(format!("bytes={first}-{last}"));
+            let out = get_version(b, loc, range, etag)
                 .send()
                 .await
                 .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
@@ -429,4 +402,20 @@ async fn fetch_parallel(
         }
     }
     Ok(received)
+}
+
+/// A GET of `range` of `loc`, only of the object version `etag` (when known).
+fn get_version(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+    range: Option<String>,
+    etag: &str,
+) -> aws_sdk_s3::operation::get_object::builders::GetObjectFluentBuilder {
+    b.client
+        .sdk()
+        .get_object()
+        .bucket(loc.bucket())
+        .key(loc.relative_path())
+        .set_range(range)
+        .set_if_match((!etag.is_empty()).then(|| etag.to_owned()))
 }

@@ -281,7 +281,7 @@ impl ArtifactBackend {
             }
             ArtifactBackend::S3(b) => {
                 let loc = b.root.artifact(key);
-                let out = match b
+                let out = b
                     .client
                     .sdk()
                     .get_object()
@@ -289,19 +289,12 @@ impl ArtifactBackend {
                     .key(loc.relative_path())
                     .send()
                     .await
-                {
-                    Ok(out) => out,
-                    Err(e) => {
-                        let err = storage_backend::Error::s3("download", loc.s3_uri(), e);
-                        return Err(
-                            if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
-                                Error::NotFound(loc.s3_uri())
-                            } else {
-                                err.into()
-                            },
-                        );
-                    }
-                };
+                    .map_err(|e| {
+                        Error::from_s3(
+                            storage_backend::Error::s3("download", loc.s3_uri(), e),
+                            &loc,
+                        )
+                    })?;
                 let size = u64::try_from(out.content_length().unwrap_or(0)).unwrap_or(0);
                 let id = b.reporter.on_transfer_start(key, size);
                 let mut body = out.body;

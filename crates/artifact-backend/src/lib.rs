@@ -108,6 +108,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// An S3 failure about `location`, with "not found" as [`Error::NotFound`].
+    fn from_s3(err: storage_backend::Error, location: &StorageLocation) -> Self {
+        if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
+            Error::NotFound(location.s3_uri())
+        } else {
+            err.into()
+        }
+    }
+
     fn read(path: &Path, source: std::io::Error) -> Self {
         Error::Read {
             path: path.to_path_buf(),

@@ -233,43 +233,8 @@ impl S3StorageBackend {
             .buffer_unordered(self.common.options.part_concurrency.max(1))
             .try_collect()
             .await;
-        let completed = match result {
-            Ok(mut parts) => {
-                parts.sort_by_key(CompletedPart::part_number);
-                self.sdk()
-                    .complete_multipart_upload()
-                    .bucket(dest.bucket())
-                    .key(dest.relative_path())
-                    .upload_id(&upload_id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .set_parts(Some(parts))
-                            .build(),
-                    )
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| Error::s3("complete multipart upload", dest.s3_uri(), e))
-            }
-            Err(e) => Err(e),
-        };
-        if completed.is_err() {
-            let abort = self
-                .sdk()
-                .abort_multipart_upload()
-                .bucket(dest.bucket())
-                .key(dest.relative_path())
-                .upload_id(&upload_id)
-                .send()
-                .await;
-            if let Err(e) = abort {
-                tracing::warn!(
-                    "Failed to abort the multipart upload of {}: {e}",
-                    dest.s3_uri()
-                );
-            }
-        }
-        completed
+        self.finish_multipart(dest, &upload_id, result, dest.s3_uri())
+            .await
     }
 
     /// Uploads bytes `offset..offset + len` of `source` as part `number`, streamed from disk.
@@ -311,6 +276,54 @@ impl S3StorageBackend {
             .part_number(number)
             .set_e_tag(out.e_tag().map(str::to_owned))
             .build())
+    }
+
+    /// Completes a multipart upload with its parts, or aborts it when a part (or the
+    /// completion) failed, so no orphaned upload is left behind.
+    async fn finish_multipart(
+        &self,
+        dest: &StorageLocation,
+        upload_id: &str,
+        parts: Result<Vec<CompletedPart>, Error>,
+        location: String,
+    ) -> Result<(), Error> {
+        let completed = match parts {
+            Ok(mut parts) => {
+                parts.sort_by_key(CompletedPart::part_number);
+                self.sdk()
+                    .complete_multipart_upload()
+                    .bucket(dest.bucket())
+                    .key(dest.relative_path())
+                    .upload_id(upload_id)
+                    .multipart_upload(
+                        CompletedMultipartUpload::builder()
+                            .set_parts(Some(parts))
+                            .build(),
+                    )
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| Error::s3("complete multipart upload", location, e))
+            }
+            Err(e) => Err(e),
+        };
+        if completed.is_err() {
+            let abort = self
+                .sdk()
+                .abort_multipart_upload()
+                .bucket(dest.bucket())
+                .key(dest.relative_path())
+                .upload_id(upload_id)
+                .send()
+                .await;
+            if let Err(e) = abort {
+                tracing::warn!(
+                    "Failed to abort the multipart upload of {}: {e}",
+                    dest.s3_uri()
+                );
+            }
+        }
+        completed
     }
 
     pub(crate) async fn copy_file(
@@ -446,37 +459,8 @@ impl S3StorageBackend {
             .buffer_unordered(self.common.options.part_concurrency.max(1))
             .try_collect()
             .await;
-        let completed = match result {
-            Ok(mut parts) => {
-                parts.sort_by_key(CompletedPart::part_number);
-                self.sdk()
-                    .complete_multipart_upload()
-                    .bucket(dst.bucket())
-                    .key(dst.relative_path())
-                    .upload_id(&upload_id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .set_parts(Some(parts))
-                            .build(),
-                    )
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| Error::s3("complete multipart copy", location.clone(), e))
-            }
-            Err(e) => Err(e),
-        };
-        if completed.is_err() {
-            let _ = self
-                .sdk()
-                .abort_multipart_upload()
-                .bucket(dst.bucket())
-                .key(dst.relative_path())
-                .upload_id(&upload_id)
-                .send()
-                .await;
-        }
-        completed
+        self.finish_multipart(dst, &upload_id, result, location)
+            .await
     }
 
     pub(crate) async fn list_files(
