@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt as _;
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
 /// Objects with more than this left to fetch are fetched as parallel ranged GETs.
-const PARALLEL_THRESHOLD: u64 = 16 << 20;
+pub(crate) const PARALLEL_THRESHOLD: u64 = 16 << 20;
 /// Size of one ranged GET.
 const RANGE_SIZE: u64 = 8 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
@@ -336,28 +336,21 @@ async fn resume_point(
     Ok((Sha256::new(), 0))
 }
 
-/// Fetches bytes `range.0..range.1` of `loc` as parallel ranged GETs of [`RANGE_SIZE`], writing
-/// and hashing them in order (so the partial file always holds a prefix of the object and can
-/// be resumed). At most [`RANGE_CONCURRENCY`] ranges are in memory.
-#[expect(clippy::too_many_arguments, reason = "the state of one download")]
-async fn fetch_parallel(
-    b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
-    range: (u64, u64),
-    etag: &str,
-    file: &mut tokio::fs::File,
-    partial: &Path,
-    hasher: &mut Sha256,
-    id: usize,
-) -> Result<u64, Error> {
+/// The bytes `start..end` of `loc` (only of version `etag`) as parallel ranged GETs of
+/// [`RANGE_SIZE`], yielded in order; at most [`RANGE_CONCURRENCY`] ranges are in memory.
+pub(crate) fn ranged_parts<'a>(
+    b: &'a crate::S3Artifacts,
+    loc: &'a storage_location::StorageLocation,
+    (start, end): (u64, u64),
+    etag: &'a str,
+) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
-    let (start, end) = range;
-    let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(|i| {
+    let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(move |i| {
         let first = start + i * RANGE_SIZE;
         (first, (first + RANGE_SIZE).min(end) - 1)
     });
-    let mut parts = futures::stream::iter(ranges)
-        .map(|(first, last)| async move {
+    futures::stream::iter(ranges)
+        .map(move |(first, last)| async move {
             let range = Some(format!("bytes={first}-{last}"));
             let out = get_version(b, loc, range, etag)
                 .send()
@@ -377,7 +370,7 @@ async fn fetch_parallel(
             let len: usize = segments.iter().map(bytes::Bytes::len).sum();
             if len as u64 != last - first + 1 {
                 return Err(Error::Write {
-                    path: partial.to_path_buf(),
+                    path: PathBuf::from(loc.relative_path()),
                     source: std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
                         format!(
@@ -387,9 +380,26 @@ async fn fetch_parallel(
                     ),
                 });
             }
-            Ok::<_, Error>(segments)
+            Ok(segments)
         })
-        .buffered(RANGE_CONCURRENCY);
+        .buffered(RANGE_CONCURRENCY)
+}
+
+/// Fetches bytes `range.0..range.1` of `loc` with [`ranged_parts`], writing and hashing them in
+/// order (so the partial file always holds a prefix of the object and can be resumed).
+#[expect(clippy::too_many_arguments, reason = "the state of one download")]
+async fn fetch_parallel(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+    range: (u64, u64),
+    etag: &str,
+    file: &mut tokio::fs::File,
+    partial: &Path,
+    hasher: &mut Sha256,
+    id: usize,
+) -> Result<u64, Error> {
+    use futures::StreamExt as _;
+    let mut parts = std::pin::pin!(ranged_parts(b, loc, range, etag));
     let mut received = 0u64;
     while let Some(part) = parts.next().await {
         for segment in part? {
@@ -405,7 +415,7 @@ async fn fetch_parallel(
 }
 
 /// A GET of `range` of `loc`, only of the object version `etag` (when known).
-fn get_version(
+pub(crate) fn get_version(
     b: &crate::S3Artifacts,
     loc: &storage_location::StorageLocation,
     range: Option<String>,

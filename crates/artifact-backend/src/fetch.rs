@@ -280,11 +280,12 @@ impl ArtifactBackend {
                 Ok(())
             }
             ArtifactBackend::S3(b) => {
+                use futures::StreamExt as _;
                 let loc = b.root.artifact(key);
-                let out = b
+                let head = b
                     .client
                     .sdk()
-                    .get_object()
+                    .head_object()
                     .bucket(loc.bucket())
                     .key(loc.relative_path())
                     .send()
@@ -295,31 +296,35 @@ impl ArtifactBackend {
                             &loc,
                         )
                     })?;
-                let size = u64::try_from(out.content_length().unwrap_or(0)).unwrap_or(0);
+                let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
+                let etag = head.e_tag().unwrap_or_default().to_owned();
                 let id = b.reporter.on_transfer_start(key, size);
-                let mut body = out.body;
+                // Large archives come as parallel ranged GETs, small ones as one stream; both
+                // pinned to the version just seen.
+                let parts: std::pin::Pin<
+                    Box<dyn futures::Stream<Item = Result<Vec<Bytes>, Error>> + Send + '_>,
+                > = if size > crate::download::PARALLEL_THRESHOLD {
+                    Box::pin(crate::download::ranged_parts(b, &loc, (0, size), &etag))
+                } else {
+                    Box::pin(futures::stream::once(single_get(b, &loc, &etag)))
+                };
+                let mut parts = parts;
                 let mut received = 0u64;
-                loop {
-                    match body.try_next().await {
-                        Ok(Some(chunk)) => {
-                            received += chunk.len() as u64;
-                            b.reporter.on_transfer_progress(id, chunk.len() as u64);
-                            if tx.send(Ok(chunk)).await.is_err() {
-                                return Ok(());
-                            }
-                        }
-                        Ok(None) => break,
+                while let Some(part) = parts.next().await {
+                    let part = match part {
+                        Ok(part) => part,
                         Err(e) => {
                             let _ = tx
                                 .send(Err(std::io::Error::other("download interrupted")))
                                 .await;
-                            return Err(storage_backend::Error::S3 {
-                                op: "download",
-                                location: loc.s3_uri(),
-                                kind: storage_backend::S3ErrorKind::Unreachable,
-                                source: Box::new(e),
-                            }
-                            .into());
+                            return Err(e);
+                        }
+                    };
+                    for chunk in part {
+                        received += chunk.len() as u64;
+                        b.reporter.on_transfer_progress(id, chunk.len() as u64);
+                        if tx.send(Ok(chunk)).await.is_err() {
+                            return Ok(()); // the unpacker stopped; its error tells why
                         }
                     }
                 }
@@ -337,4 +342,29 @@ impl ArtifactBackend {
             }
         }
     }
+}
+
+/// The whole of a small object in one GET, as one part.
+async fn single_get(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+    etag: &str,
+) -> Result<Vec<Bytes>, Error> {
+    let out = crate::download::get_version(b, loc, None, etag)
+        .send()
+        .await
+        .map_err(|e| {
+            Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
+        })?;
+    let data = out
+        .body
+        .collect()
+        .await
+        .map_err(|e| storage_backend::Error::S3 {
+            op: "download",
+            location: loc.s3_uri(),
+            kind: storage_backend::S3ErrorKind::Unreachable,
+            source: Box::new(e),
+        })?;
+    Ok(data.into_segments().collect())
 }
