@@ -2,7 +2,7 @@
 //! `artifact_manifest.txt`; every other member must lie below one of its relpaths; nothing is
 //! ever written outside the destination.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -71,6 +71,9 @@ struct Extractor<'a> {
     relpaths: Vec<Vec<String>>,
     /// Stored member path → where it was written (for hardlinks).
     written: HashMap<Vec<String>, PathBuf>,
+    /// Directories this extraction created or checked (real directories, never links); nothing
+    /// can replace them later, so they need no second look.
+    dirs: HashSet<PathBuf>,
     out: Extracted,
 }
 
@@ -102,10 +105,13 @@ impl Extractor<'_> {
 
     /// Creates the parent directories of `mapped` and checks that none of them is a symlink, so
     /// nothing is ever written through a link.
-    fn prepare(&self, member: &str, mapped: &[String]) -> Result<PathBuf, Error> {
+    fn prepare(&mut self, member: &str, mapped: &[String]) -> Result<PathBuf, Error> {
         let mut path = self.dest.to_path_buf();
         for comp in &mapped[..mapped.len() - 1] {
             path.push(comp);
+            if self.dirs.contains(&path) {
+                continue;
+            }
             match fs_err::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_symlink() => {
                     return Err(self.refuse(member, "a parent directory is a symlink"));
@@ -117,6 +123,7 @@ impl Extractor<'_> {
                 }
                 Err(_) => fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?,
             }
+            self.dirs.insert(path.clone());
         }
         path.push(&mapped[mapped.len() - 1]);
         // Replace whatever is there (not following a symlink); a directory stays a directory.
@@ -246,18 +253,18 @@ impl Extractor<'_> {
         match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let path = self.prepare(&member, &mapped)?;
-                let mut file =
-                    fs_err::File::create_new(&path).map_err(|e| Error::write(&path, e))?;
-                let n = std::io::copy(&mut entry, &mut file)
-                    .map_err(|e| Error::read(Path::new(self.archive), e))?;
+                let mut options = fs_err::OpenOptions::new();
+                options.write(true).create_new(true);
                 #[cfg(unix)]
                 {
-                    use std::os::unix::fs::PermissionsExt as _;
+                    use fs_err::os::unix::fs::OpenOptionsExt as _;
                     // Keep the execute bits; drop setuid/setgid/sticky and group/other write.
-                    let mode = entry.header().mode().unwrap_or(0o644) & 0o755;
-                    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o600))
-                        .map_err(|e| Error::write(&path, e))?;
+                    // The umask applies, as with `tar` run by a user.
+                    options.mode((entry.header().mode().unwrap_or(0o644) & 0o755) | 0o600);
                 }
+                let mut file = options.open(&path).map_err(|e| Error::write(&path, e))?;
+                let n = std::io::copy(&mut entry, &mut file)
+                    .map_err(|e| Error::read(Path::new(self.archive), e))?;
                 self.out.files += 1;
                 self.out.bytes += n;
                 self.written.insert(stored, path);
@@ -304,6 +311,7 @@ pub fn extract_artifact<R: Read>(
         layout,
         relpaths: Vec::new(),
         written: HashMap::new(),
+        dirs: HashSet::new(),
         out: Extracted::default(),
     };
     let first = entries
