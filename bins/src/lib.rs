@@ -59,6 +59,20 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
+/// Runs a tool's async body on a multi-thread runtime; its result becomes the exit code as in
+/// [`exit_code`].
+pub fn block_on(body: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => exit_code(runtime.block_on(body)),
+        Err(e) => exit_code(Err(
+            anyhow::Error::new(e).context("Failed to start the async runtime")
+        )),
+    }
+}
+
 /// Parses a [`Platform`] for clap, with the allowed values in the error.
 pub fn parse_platform(s: &str) -> Result<Platform, String> {
     s.parse()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, ArgGroup, Parser};
 use rock_ci::fetch_artifacts::{Mode, Request, parse_targets, run};
-use rock_ci::{exit_code, init_logging, parse_platform, parse_repository};
+use rock_ci::{block_on, init_logging, parse_platform, parse_repository};
 use workflow_outputs::{GithubRepository, Platform};
 
 /// Fetch the build artifacts of a CI run.
@@ -101,14 +101,7 @@ fn main() -> ExitCode {
         local_staging_dir: args.local_staging_dir,
         quiet: args.quiet,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return exit_code(Err(e.into())),
-    };
     let lookup = github_actions::process_env;
     let mut stdout = std::io::stdout().lock();
-    exit_code(runtime.block_on(run(&request, &lookup, &mut stdout)))
+    block_on(run(&request, &lookup, &mut stdout))
 }

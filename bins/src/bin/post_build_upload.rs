@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, Parser, ValueEnum};
 use rock_ci::post_build_upload::{Plan, run};
-use rock_ci::{exit_code, init_logging};
+use rock_ci::{block_on, init_logging};
 use storage_backend::Overwrite;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -108,13 +108,6 @@ fn main() -> ExitCode {
         mtime,
         quiet: args.quiet,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return exit_code(Err(e.into())),
-    };
     let mut stdout = std::io::stdout().lock();
-    exit_code(runtime.block_on(run(&plan, &lookup, &mut stdout)))
+    block_on(run(&plan, &lookup, &mut stdout))
 }

@@ -188,22 +188,7 @@ impl ArtifactBackend {
         expected: Option<&str>,
     ) -> Result<Downloaded, Error> {
         let loc = b.root.artifact(key);
-        let head = b
-            .client
-            .sdk()
-            .head_object()
-            .bucket(loc.bucket())
-            .key(loc.relative_path())
-            .send()
-            .await
-            .map_err(|e| {
-                Error::from_s3(
-                    storage_backend::Error::s3("download", loc.s3_uri(), e),
-                    &loc,
-                )
-            })?;
-        let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
-        let etag = head.e_tag().unwrap_or_default().to_owned();
+        let (size, etag) = head_version(b, &loc).await?;
         let partial = partial_path(dest);
         let etag_file = etag_path(&partial);
 
@@ -297,15 +282,7 @@ async fn fetch_range(
     let mut body = out.body;
     let mut received = 0u64;
     loop {
-        let chunk = body
-            .try_next()
-            .await
-            .map_err(|e| storage_backend::Error::S3 {
-                op: "download",
-                location: loc.s3_uri(),
-                kind: storage_backend::S3ErrorKind::Unreachable,
-                source: Box::new(e),
-            })?;
+        let chunk = body.try_next().await.map_err(|e| body_error(loc, e))?;
         let Some(chunk) = chunk else { break };
         hasher.update(&chunk);
         file.write_all(&chunk)
@@ -356,16 +333,7 @@ pub(crate) fn ranged_parts<'a>(
                 .send()
                 .await
                 .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
-            let data = out
-                .body
-                .collect()
-                .await
-                .map_err(|e| storage_backend::Error::S3 {
-                    op: "download",
-                    location: loc.s3_uri(),
-                    kind: storage_backend::S3ErrorKind::Unreachable,
-                    source: Box::new(e),
-                })?;
+            let data = out.body.collect().await.map_err(|e| body_error(loc, e))?;
             let segments: Vec<bytes::Bytes> = data.into_segments().collect();
             let len: usize = segments.iter().map(bytes::Bytes::len).sum();
             if len as u64 != last - first + 1 {
@@ -428,4 +396,38 @@ pub(crate) fn get_version(
         .key(loc.relative_path())
         .set_range(range)
         .set_if_match((!etag.is_empty()).then(|| etag.to_owned()))
+}
+
+/// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].
+pub(crate) async fn head_version(
+    b: &crate::S3Artifacts,
+    loc: &storage_location::StorageLocation,
+) -> Result<(u64, String), Error> {
+    let head = b
+        .client
+        .sdk()
+        .head_object()
+        .bucket(loc.bucket())
+        .key(loc.relative_path())
+        .send()
+        .await
+        .map_err(|e| {
+            Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
+        })?;
+    let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
+    Ok((size, head.e_tag().unwrap_or_default().to_owned()))
+}
+
+/// A failure while reading a response body: the connection broke.
+pub(crate) fn body_error(
+    loc: &storage_location::StorageLocation,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> Error {
+    storage_backend::Error::S3 {
+        op: "download",
+        location: loc.s3_uri(),
+        kind: storage_backend::S3ErrorKind::Unreachable,
+        source: Box::new(e),
+    }
+    .into()
 }

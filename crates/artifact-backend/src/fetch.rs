@@ -282,22 +282,7 @@ impl ArtifactBackend {
             ArtifactBackend::S3(b) => {
                 use futures::StreamExt as _;
                 let loc = b.root.artifact(key);
-                let head = b
-                    .client
-                    .sdk()
-                    .head_object()
-                    .bucket(loc.bucket())
-                    .key(loc.relative_path())
-                    .send()
-                    .await
-                    .map_err(|e| {
-                        Error::from_s3(
-                            storage_backend::Error::s3("download", loc.s3_uri(), e),
-                            &loc,
-                        )
-                    })?;
-                let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
-                let etag = head.e_tag().unwrap_or_default().to_owned();
+                let (size, etag) = crate::download::head_version(b, &loc).await?;
                 let id = b.reporter.on_transfer_start(key, size);
                 // Large archives come as parallel ranged GETs, small ones as one stream; both
                 // pinned to the version just seen.
@@ -360,11 +345,6 @@ async fn single_get(
         .body
         .collect()
         .await
-        .map_err(|e| storage_backend::Error::S3 {
-            op: "download",
-            location: loc.s3_uri(),
-            kind: storage_backend::S3ErrorKind::Unreachable,
-            source: Box::new(e),
-        })?;
+        .map_err(|e| crate::download::body_error(loc, e))?;
     Ok(data.into_segments().collect())
 }
