@@ -30,6 +30,15 @@ pub struct S3StorageBackend {
     pub(crate) common: Common,
 }
 
+/// `Ok(None)` for a "not found" failure, the failure itself for any other.
+fn absent_as_none<T>(result: Result<T, Error>) -> Result<Option<T>, Error> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.s3_kind() == Some(S3ErrorKind::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 fn part_size_for(size: u64, preferred: u64) -> u64 {
     preferred.max(MIN_PART).max(size.div_ceil(MAX_PARTS))
 }
@@ -57,63 +66,45 @@ impl S3StorageBackend {
         &self,
         loc: &StorageLocation,
     ) -> Result<Option<(u64, Option<String>)>, Error> {
-        match self
+        let head = self
             .sdk()
             .head_object()
             .bucket(loc.bucket())
             .key(loc.relative_path())
             .send()
             .await
-        {
-            Ok(head) => {
-                let sha = head
-                    .metadata()
-                    .and_then(|m| m.get(SHA256_METADATA_KEY))
-                    .cloned();
-                Ok(Some((
-                    u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0),
-                    sha,
-                )))
-            }
-            Err(err) => {
-                let err = Error::s3("head", loc.s3_uri(), err);
-                if err.s3_kind() == Some(S3ErrorKind::NotFound) {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
-            }
-        }
+            .map_err(|e| Error::s3("head", loc.s3_uri(), e));
+        let Some(head) = absent_as_none(head)? else {
+            return Ok(None);
+        };
+        let sha = head
+            .metadata()
+            .and_then(|m| m.get(SHA256_METADATA_KEY))
+            .cloned();
+        let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
+        Ok(Some((size, sha)))
     }
 
     /// Reads a small object whole; `None` if absent.
     pub async fn get_small(&self, loc: &StorageLocation) -> Result<Option<Vec<u8>>, Error> {
-        match self
+        let out = self
             .sdk()
             .get_object()
             .bucket(loc.bucket())
             .key(loc.relative_path())
             .send()
             .await
-        {
-            Ok(out) => {
-                let body = out.body.collect().await.map_err(|e| Error::S3 {
-                    op: "read",
-                    location: loc.s3_uri(),
-                    kind: S3ErrorKind::Other,
-                    source: Box::new(e),
-                })?;
-                Ok(Some(body.into_bytes().to_vec()))
-            }
-            Err(err) => {
-                let err = Error::s3("read", loc.s3_uri(), err);
-                if err.s3_kind() == Some(S3ErrorKind::NotFound) {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
-            }
-        }
+            .map_err(|e| Error::s3("read", loc.s3_uri(), e));
+        let Some(out) = absent_as_none(out)? else {
+            return Ok(None);
+        };
+        let body = out.body.collect().await.map_err(|e| Error::S3 {
+            op: "read",
+            location: loc.s3_uri(),
+            kind: S3ErrorKind::Other,
+            source: Box::new(e),
+        })?;
+        Ok(Some(body.into_bytes().to_vec()))
     }
 
     /// The SHA-256 an object is known to have: our upload metadata, else its `.sha256sum`
