@@ -1,22 +1,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use artifacts::{ArchiveWriter, Compression};
+use artifacts::Compression;
 use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
-use rock_ci_test_support::{HttpServer, Reply, S3Server};
-
-fn sha256_hex(data: &[u8]) -> String {
-    use std::fmt::Write as _;
-    // A tiny SHA-256 via the system is not available everywhere; use the library's helper.
-    let digest = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let t = tempfile::NamedTempFile::new().unwrap();
-        fs_err::write(t.path(), data).unwrap();
-        storage_backend::sha256_file(t.path()).await.unwrap()
-    });
-    let mut s = String::new();
-    let _ = write!(s, "{digest}");
-    s
-}
+use rock_ci_test_support::{HttpServer, Reply, S3Server, sha256_hex, write_artifact};
 
 /// Writes artifact `name` (with a sidecar) into the run prefix of the server's bucket.
 fn put_artifact(
@@ -29,18 +16,7 @@ fn put_artifact(
 ) {
     fs_err::create_dir_all(dir).unwrap();
     let path = dir.join(name);
-    let mut w = ArchiveWriter::create(&path, compression).unwrap();
-    w.append_data(
-        "artifact_manifest.txt",
-        format!("{stage}\n").as_bytes(),
-        0o644,
-    )
-    .unwrap();
-    for (rel, content) in files {
-        w.append_data(&format!("{stage}/{rel}"), content.as_bytes(), 0o644)
-            .unwrap();
-    }
-    w.finish().unwrap();
+    write_artifact(&path, compression, stage, files);
     if sidecar {
         let sha = sha256_hex(&fs_err::read(&path).unwrap());
         fs_err::write(

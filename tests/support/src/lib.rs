@@ -10,6 +10,8 @@
 
 pub mod s3;
 
+use std::path::Path;
+
 pub use s3::{S3Server, S3ServerOptions};
 
 use std::fmt::Write as _;
@@ -217,4 +219,32 @@ fn reason(status: u16) -> &'static str {
         503 => "Service Unavailable",
         _ => "Status",
     }
+}
+
+/// Writes an artifact archive at `path`: `artifact_manifest.txt` naming `stage`, then `files`
+/// (relative path, content) below `stage`, mode 0755.
+pub fn write_artifact(
+    path: &Path,
+    compression: artifacts::Compression,
+    stage: &str,
+    files: &[(&str, &str)],
+) {
+    let mut w = artifacts::ArchiveWriter::create(path, compression).expect("create archive");
+    w.append_data(
+        "artifact_manifest.txt",
+        format!("{stage}\n").as_bytes(),
+        0o644,
+    )
+    .expect("manifest");
+    for (rel, content) in files {
+        w.append_data(&format!("{stage}/{rel}"), content.as_bytes(), 0o755)
+            .expect("member");
+    }
+    w.finish().expect("finish archive");
+}
+
+/// The lowercase hex SHA-256 of `data`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(data))
 }

@@ -5,25 +5,10 @@ use artifact_backend::{ArtifactBackend, Error, FlattenIndex};
 use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
 use rock_ci_test_support::s3::SECRET_KEY;
+use rock_ci_test_support::write_artifact;
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 use crate::{client, root, write};
-
-/// Writes an artifact archive with `files` (path, content) below relpath `stage`.
-fn artifact(path: &Path, compression: Compression, stage: &str, files: &[(&str, &str)]) {
-    let mut w = ArchiveWriter::create(path, compression).unwrap();
-    w.append_data(
-        "artifact_manifest.txt",
-        format!("{stage}\n").as_bytes(),
-        0o644,
-    )
-    .unwrap();
-    for (rel, content) in files {
-        w.append_data(&format!("{stage}/{rel}"), content.as_bytes(), 0o755)
-            .unwrap();
-    }
-    w.finish().unwrap();
-}
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = fs_err::read_dir(dir)
@@ -42,19 +27,19 @@ async fn streamed_fetch_extracts_flattens_and_verifies() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path().join("src");
     fs_err::create_dir_all(&src).unwrap();
-    artifact(
+    write_artifact(
         &src.join("blas_lib_generic.tar.zst"),
         Compression::Zstd { level: 3 },
         "math-libs/BLAS/stage",
         &[("lib/libblas.so", "blas"), ("share/doc/README", "same")],
     );
-    artifact(
+    write_artifact(
         &src.join("fft_lib_gfx942.tar.xz"),
         Compression::Xz { preset: 1 },
         "math-libs/FFT/stage",
         &[("lib/libfft.so", "fft"), ("share/doc/README", "same")],
     );
-    artifact(
+    write_artifact(
         &src.join("bad_lib_generic.tar.zst"),
         Compression::Zstd { level: 3 },
         "x/stage",
@@ -138,7 +123,7 @@ async fn corrupted_or_hostile_archives_leave_nothing() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path().join("src/core_lib_generic.tar.zst");
     fs_err::create_dir_all(src.parent().unwrap()).unwrap();
-    artifact(
+    write_artifact(
         &src,
         Compression::Zstd { level: 3 },
         "core/stage",
@@ -149,7 +134,7 @@ async fn corrupted_or_hostile_archives_leave_nothing() {
         .unwrap();
     // Replace the stored archive by another valid one: it unpacks, but the digest is wrong.
     let other = t.path().join("other.tar.zst");
-    artifact(
+    write_artifact(
         &other,
         Compression::Zstd { level: 3 },
         "core/stage",
@@ -217,7 +202,7 @@ async fn local_backend_streams_the_same_way() {
         WorkflowOutputRoot::for_local(Some("7"), Some(Platform::Linux), None).unwrap(),
     )
     .unwrap();
-    artifact(
+    write_artifact(
         &t.path().join("7-linux/a_run_generic.tar.xz"),
         Compression::Xz { preset: 0 },
         "a/stage",
