@@ -261,12 +261,12 @@ async fn fetch_one(
             "no sidecar, not verified"
         }
     };
-    let expected = backend.expected_sha256(key).await?;
     if request.mode == Mode::Archives {
         let dest = request.output_dir.join(key);
-        if let Some(sha) = &expected
-            && dest.is_file()
-            && storage_backend::sha256_file(&dest).await? == *sha
+        // The sidecar is only worth a request when there is a file it could vouch for.
+        if dest.is_file()
+            && let Some(sha) = backend.expected_sha256(key).await?
+            && storage_backend::sha256_file(&dest).await? == sha
         {
             return Ok(format!("  == Cached {key} (sha256 verified)"));
         }
@@ -288,9 +288,9 @@ async fn fetch_one(
         .join(MARKER_DIR)
         .join(format!("{key}.sha256"));
     if layout == Layout::Full
-        && let Some(sha) = &expected
         && request.output_dir.join(dir_name).is_dir()
-        && fs_err::read_to_string(&marker).is_ok_and(|m| m.trim() == sha)
+        && let Ok(recorded) = fs_err::read_to_string(&marker)
+        && backend.expected_sha256(key).await?.as_deref() == Some(recorded.trim())
     {
         return Ok(format!(
             "  == Cached '{key}' in '{dir_name}' (sha256 verified earlier)"

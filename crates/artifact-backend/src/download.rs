@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt as _;
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
 /// Objects with more than this left to fetch are fetched as parallel ranged GETs.
-pub(crate) const PARALLEL_THRESHOLD: u64 = 16 << 20;
+const PARALLEL_THRESHOLD: u64 = 16 << 20;
 /// Size of one ranged GET.
 const RANGE_SIZE: u64 = 8 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
@@ -112,16 +112,11 @@ impl ArtifactBackend {
     /// The digest in the artifact's `.sha256sum` sidecar, `None` without one.
     pub async fn expected_sha256(&self, key: &str) -> Result<Option<String>, Error> {
         let text = match self {
-            ArtifactBackend::S3(b) => {
-                let backend = storage_backend::S3StorageBackend::new(
-                    b.client.clone(),
-                    storage_backend::TransferOptions::default(),
-                );
-                backend
-                    .get_small(&b.root.artifact(&sidecar_key(key)))
-                    .await?
-                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            }
+            ArtifactBackend::S3(b) => b
+                .storage()
+                .get_small(&b.root.artifact(&sidecar_key(key)))
+                .await?
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
             ArtifactBackend::Local(b) => {
                 let path = b.base_path.join(sidecar_key(key));
                 if path.is_file() {
@@ -210,13 +205,12 @@ impl ArtifactBackend {
             .open(&partial)
             .await
             .map_err(|e| Error::write(&partial, e))?;
-        if size - offset > PARALLEL_THRESHOLD {
-            let range = (offset, size);
-            offset +=
-                fetch_parallel(b, &loc, range, &etag, &mut file, &partial, &mut hasher, id).await?;
-        } else if offset < size {
-            offset +=
-                fetch_range(b, &loc, offset, &etag, &mut file, &partial, &mut hasher, id).await?;
+        if offset < size {
+            let parts = object_parts(b, &loc, (offset, size), &etag);
+            offset += write_parts(parts, &mut file, &partial, &mut hasher, |n| {
+                b.reporter.on_transfer_progress(id, n);
+            })
+            .await?;
         }
         file.flush().await.map_err(|e| Error::write(&partial, e))?;
         file.sync_all()
@@ -261,39 +255,6 @@ impl ArtifactBackend {
     }
 }
 
-/// GETs `loc` from byte `offset` on (of version `etag`), appending to `file` and `hasher`.
-/// Returns the bytes received.
-#[expect(clippy::too_many_arguments, reason = "the state of one download")]
-async fn fetch_range(
-    b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
-    offset: u64,
-    etag: &str,
-    file: &mut tokio::fs::File,
-    partial: &Path,
-    hasher: &mut Sha256,
-    id: usize,
-) -> Result<u64, Error> {
-    let range = (offset > 0).then(|| format!("bytes={offset}-"));
-    let out = get_version(b, loc, range, etag)
-        .send()
-        .await
-        .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
-    let mut body = out.body;
-    let mut received = 0u64;
-    loop {
-        let chunk = body.try_next().await.map_err(|e| body_error(loc, e))?;
-        let Some(chunk) = chunk else { break };
-        hasher.update(&chunk);
-        file.write_all(&chunk)
-            .await
-            .map_err(|e| Error::write(partial, e))?;
-        received += chunk.len() as u64;
-        b.reporter.on_transfer_progress(id, chunk.len() as u64);
-    }
-    Ok(received)
-}
-
 /// Where an earlier partial download of the same object version (same `ETag`) ended, with the
 /// hash of what it holds; `(empty, 0)` when there is nothing to reuse.
 async fn resume_point(
@@ -315,7 +276,7 @@ async fn resume_point(
 
 /// The bytes `start..end` of `loc` (only of version `etag`) as parallel ranged GETs of
 /// [`RANGE_SIZE`], yielded in order; at most [`RANGE_CONCURRENCY`] ranges are in memory.
-pub(crate) fn ranged_parts<'a>(
+fn ranged_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a storage_location::StorageLocation,
     (start, end): (u64, u64),
@@ -353,21 +314,46 @@ pub(crate) fn ranged_parts<'a>(
         .buffered(RANGE_CONCURRENCY)
 }
 
-/// Fetches bytes `range.0..range.1` of `loc` with [`ranged_parts`], writing and hashing them in
-/// order (so the partial file always holds a prefix of the object and can be resumed).
-#[expect(clippy::too_many_arguments, reason = "the state of one download")]
-async fn fetch_parallel(
+/// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
+/// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way.
+pub(crate) fn object_parts<'a>(
+    b: &'a crate::S3Artifacts,
+    loc: &'a storage_location::StorageLocation,
+    (start, end): (u64, u64),
+    etag: &'a str,
+) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
+    if end - start > PARALLEL_THRESHOLD {
+        Box::pin(ranged_parts(b, loc, (start, end), etag))
+    } else {
+        Box::pin(futures::stream::once(single_get(b, loc, start, etag)))
+    }
+}
+
+/// Bytes `start..` of a small object in one GET, as one part.
+async fn single_get(
     b: &crate::S3Artifacts,
     loc: &storage_location::StorageLocation,
-    range: (u64, u64),
+    start: u64,
     etag: &str,
+) -> Result<Vec<bytes::Bytes>, Error> {
+    let range = (start > 0).then(|| format!("bytes={start}-"));
+    let out = get_version(b, loc, range, etag).send().await.map_err(|e| {
+        Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
+    })?;
+    let data = out.body.collect().await.map_err(|e| body_error(loc, e))?;
+    Ok(data.into_segments().collect())
+}
+
+/// Writes `parts` to `file` in order, hashing them, so the partial file always holds a prefix
+/// of the object and can be resumed. Returns the bytes written.
+async fn write_parts(
+    mut parts: impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Unpin,
     file: &mut tokio::fs::File,
     partial: &Path,
     hasher: &mut Sha256,
-    id: usize,
+    progress: impl Fn(u64),
 ) -> Result<u64, Error> {
     use futures::StreamExt as _;
-    let mut parts = std::pin::pin!(ranged_parts(b, loc, range, etag));
     let mut received = 0u64;
     while let Some(part) = parts.next().await {
         for segment in part? {
@@ -376,7 +362,7 @@ async fn fetch_parallel(
                 .await
                 .map_err(|e| Error::write(partial, e))?;
             received += segment.len() as u64;
-            b.reporter.on_transfer_progress(id, segment.len() as u64);
+            progress(segment.len() as u64);
         }
     }
     Ok(received)

@@ -284,16 +284,8 @@ impl ArtifactBackend {
                 let loc = b.root.artifact(key);
                 let (size, etag) = crate::download::head_version(b, &loc).await?;
                 let id = b.reporter.on_transfer_start(key, size);
-                // Large archives come as parallel ranged GETs, small ones as one stream; both
-                // pinned to the version just seen.
-                let parts: std::pin::Pin<
-                    Box<dyn futures::Stream<Item = Result<Vec<Bytes>, Error>> + Send + '_>,
-                > = if size > crate::download::PARALLEL_THRESHOLD {
-                    Box::pin(crate::download::ranged_parts(b, &loc, (0, size), &etag))
-                } else {
-                    Box::pin(futures::stream::once(single_get(b, &loc, &etag)))
-                };
-                let mut parts = parts;
+                // Pinned to the version just seen.
+                let mut parts = crate::download::object_parts(b, &loc, (0, size), &etag);
                 let mut received = 0u64;
                 while let Some(part) = parts.next().await {
                     let part = match part {
@@ -327,24 +319,4 @@ impl ArtifactBackend {
             }
         }
     }
-}
-
-/// The whole of a small object in one GET, as one part.
-async fn single_get(
-    b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
-    etag: &str,
-) -> Result<Vec<Bytes>, Error> {
-    let out = crate::download::get_version(b, loc, None, etag)
-        .send()
-        .await
-        .map_err(|e| {
-            Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
-        })?;
-    let data = out
-        .body
-        .collect()
-        .await
-        .map_err(|e| crate::download::body_error(loc, e))?;
-    Ok(data.into_segments().collect())
 }

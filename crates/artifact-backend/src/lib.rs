@@ -177,6 +177,16 @@ pub struct S3Artifacts {
     reporter: Arc<dyn Reporter>,
 }
 
+impl S3Artifacts {
+    /// The storage operations (HEAD, small GETs) on this client.
+    fn storage(&self) -> storage_backend::S3StorageBackend {
+        storage_backend::S3StorageBackend::new(
+            self.client.clone(),
+            storage_backend::TransferOptions::default(),
+        )
+    }
+}
+
 /// The local side of [`ArtifactBackend`].
 #[derive(Clone)]
 pub struct LocalArtifacts {
@@ -327,28 +337,7 @@ impl ArtifactBackend {
     /// (auth, network, throttling) are errors.
     pub async fn artifact_exists(&self, key: &str) -> Result<bool, Error> {
         match self {
-            ArtifactBackend::S3(b) => {
-                let loc = b.root.artifact(key);
-                match b
-                    .client
-                    .sdk()
-                    .head_object()
-                    .bucket(loc.bucket())
-                    .key(loc.relative_path())
-                    .send()
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(e) => {
-                        let err = storage_backend::Error::s3("check", loc.s3_uri(), e);
-                        if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
-                            Ok(false)
-                        } else {
-                            Err(err.into())
-                        }
-                    }
-                }
-            }
+            ArtifactBackend::S3(b) => Ok(b.storage().head(&b.root.artifact(key)).await?.is_some()),
             ArtifactBackend::Local(b) => Ok(b.base_path.join(key).is_file()),
         }
     }
