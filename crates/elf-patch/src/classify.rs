@@ -1,0 +1,186 @@
+//! File classification of the packaging rules (spec §10.1), without libmagic: the extension
+//! short-cuts first, then the ELF header (`ET_EXEC` → exe; `ET_DYN` → exe when `DT_FLAGS_1`
+//! has `DF_1_PIE`, as libmagic ≥ 5.36 reports, else so), then `!<arch>` archives.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::parse::{
+    Class, Codec, DF_1_PIE, DT_FLAGS_1, DT_NULL, ET_DYN, ET_EXEC, Endian, PT_DYNAMIC, Phdr,
+};
+
+/// What a file is, for the packaging rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileType {
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A directory.
+    Dir,
+    /// `.txt`, `.h`, `.hpp`.
+    Text,
+    /// GPU code objects (`.hsaco`, `.co`).
+    Hsaco,
+    /// `.lib` or an `ar` archive.
+    Ar,
+    /// An executable: `.exe`, `ET_EXEC`, or a PIE `ET_DYN`.
+    Exe,
+    /// A shared object: `ET_DYN` without `DF_1_PIE`.
+    So,
+    /// Anything else.
+    Other,
+}
+
+impl FileType {
+    /// The reference's name for the type (`symlink`, `dir`, `text`, `hsaco`, `ar`, `exe`,
+    /// `so`, `other`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::Symlink => "symlink",
+            FileType::Dir => "dir",
+            FileType::Text => "text",
+            FileType::Hsaco => "hsaco",
+            FileType::Ar => "ar",
+            FileType::Exe => "exe",
+            FileType::So => "so",
+            FileType::Other => "other",
+        }
+    }
+}
+
+/// The extension short-cuts (rules 3–6), or `None`. Case-sensitive, as in the reference.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
+fn by_name(name: &str) -> Option<FileType> {
+    let ends = |exts: &[&str]| exts.iter().any(|e| name.ends_with(e));
+    if ends(&[".txt", ".h", ".hpp"]) {
+        Some(FileType::Text)
+    } else if ends(&[".hsaco", ".co"]) {
+        Some(FileType::Hsaco)
+    } else if name.ends_with(".lib") {
+        Some(FileType::Ar)
+    } else if name.ends_with(".exe") {
+        Some(FileType::Exe)
+    } else {
+        None
+    }
+}
+
+/// Random access to the bytes of a file or a buffer.
+trait Source {
+    fn read_range(&mut self, offset: u64, len: u64) -> Option<Vec<u8>>;
+}
+
+impl Source for &[u8] {
+    fn read_range(&mut self, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let start = usize::try_from(offset).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        self.get(start..end).map(<[u8]>::to_vec)
+    }
+}
+
+impl Source for fs_err::File {
+    fn read_range(&mut self, offset: u64, len: u64) -> Option<Vec<u8>> {
+        if len > 1 << 30 {
+            return None;
+        }
+        self.seek(SeekFrom::Start(offset)).ok()?;
+        let mut buf = vec![0; usize::try_from(len).ok()?];
+        self.read_exact(&mut buf).ok()?;
+        Some(buf)
+    }
+}
+
+/// The content rules (8–11) on a source's bytes.
+fn by_content(src: &mut dyn Source) -> FileType {
+    let Some(head) = src.read_range(0, 64).or_else(|| src.read_range(0, 52)) else {
+        return match src.read_range(0, 8) {
+            Some(h) if h == b"!<arch>\n" => FileType::Ar,
+            _ => FileType::Other,
+        };
+    };
+    if head.starts_with(b"!<arch>\n") {
+        return FileType::Ar;
+    }
+    if !crate::is_elf(&head) {
+        return FileType::Other;
+    }
+    let class = match head[4] {
+        1 => Class::Elf32,
+        2 => Class::Elf64,
+        _ => return FileType::Other,
+    };
+    let endian = match head[5] {
+        1 => Endian::Little,
+        2 => Endian::Big,
+        _ => return FileType::Other,
+    };
+    let c = Codec { class, endian };
+    match c.u16(&head, 16) {
+        Ok(ET_EXEC) => FileType::Exe,
+        Ok(ET_DYN) if is_pie(c, &head, src) => FileType::Exe,
+        Ok(ET_DYN) => FileType::So,
+        _ => FileType::Other,
+    }
+}
+
+/// Whether the dynamic section of an `ET_DYN` file has `DF_1_PIE`.
+fn is_pie(c: Codec, head: &[u8], src: &mut dyn Source) -> bool {
+    let w = c.word_size();
+    let (Ok(phoff), Ok(phentsize), Ok(phnum)) = (
+        c.word(head, 24 + w),
+        c.u16(head, 24 + 3 * w + 6),
+        c.u16(head, 24 + 3 * w + 8),
+    ) else {
+        return false;
+    };
+    let (phentsize, phnum) = (u64::from(phentsize), u64::from(phnum));
+    let Some(table) = src.read_range(phoff, phentsize * phnum) else {
+        return false;
+    };
+    let dynamic = (0..phnum)
+        .filter_map(|i| Phdr::read(c, &table, i * phentsize).ok())
+        .find(|p| p.p_type == PT_DYNAMIC);
+    let Some(dynamic) = dynamic else {
+        return false;
+    };
+    let Some(entries) = src.read_range(dynamic.offset, dynamic.filesz) else {
+        return false;
+    };
+    let mut at = 0;
+    while let (Ok(tag), Ok(value)) = (c.word(&entries, at), c.word(&entries, at + w)) {
+        if tag == DT_NULL {
+            break;
+        }
+        if tag == DT_FLAGS_1 {
+            return value & DF_1_PIE != 0;
+        }
+        at += 2 * w;
+    }
+    false
+}
+
+/// Classifies the file at `path` (spec §10.1, a non-Windows host): the link or directory
+/// itself first, then the name, then the first bytes, the program headers and the dynamic
+/// section. Unreadable files are errors.
+pub fn file_type(path: &Path) -> std::io::Result<FileType> {
+    let meta = fs_err::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(FileType::Symlink);
+    }
+    if meta.is_dir() {
+        return Ok(FileType::Dir);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if let Some(t) = by_name(&name) {
+        return Ok(t);
+    }
+    let mut file = fs_err::File::open(path)?;
+    Ok(by_content(&mut file))
+}
+
+/// [`file_type`] for a regular file named `name` with contents `data`.
+pub fn classify_bytes(name: &str, data: &[u8]) -> FileType {
+    by_name(name).unwrap_or_else(|| by_content(&mut { data }))
+}

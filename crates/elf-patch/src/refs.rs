@@ -1,0 +1,142 @@
+//! Everything that points into the dynamic string table besides the dynamic entries: symbol
+//! names of `.dynsym` and the file and version names of the version sections. A string may be
+//! overwritten in place only when nothing else points into it.
+
+use crate::ElfError;
+use crate::parse::{
+    Class, DT_GNU_HASH, DT_HASH, DT_SYMTAB, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM,
+    Elf, SHT_DYNSYM,
+};
+
+/// A string reference held outside the dynamic section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reference {
+    /// File offset of the 32-bit field holding the string offset.
+    pub(crate) field: u64,
+    /// The string offset.
+    pub(crate) value: u64,
+    /// Whether the field is a `vn_file` (the name of a needed library).
+    pub(crate) needed_file: bool,
+}
+
+impl Elf<'_> {
+    fn file_offset_of(&self, vaddr: u64, len: u64) -> Result<u64, ElfError> {
+        self.vaddr_to_offset(vaddr, len).ok_or_else(|| {
+            ElfError::Malformed(format!(
+                "{len} bytes at address {vaddr:#x} are not inside a loaded segment"
+            ))
+        })
+    }
+
+    /// The number of `.dynsym` entries: from the section header when present, else from
+    /// `DT_HASH` or `DT_GNU_HASH`. `None` when nothing tells.
+    fn dynsym_count(&self) -> Result<Option<u64>, ElfError> {
+        if let Some(s) = self.shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM) {
+            return Ok((s.entsize > 0).then(|| s.size / s.entsize));
+        }
+        let c = self.c;
+        if let Some(hash) = self.dyn_value(DT_HASH) {
+            let at = self.file_offset_of(hash, 8)?;
+            return Ok(Some(u64::from(c.u32(self.data, at + 4)?)));
+        }
+        let Some(gnu) = self.dyn_value(DT_GNU_HASH) else {
+            return Ok(None);
+        };
+        let at = self.file_offset_of(gnu, 16)?;
+        let nbuckets = u64::from(c.u32(self.data, at)?);
+        let symoffset = u64::from(c.u32(self.data, at + 4)?);
+        let bloom = u64::from(c.u32(self.data, at + 8)?);
+        let buckets = at + 16 + bloom * c.word_size();
+        let mut last = 0u64;
+        for i in 0..nbuckets {
+            last = last.max(u64::from(c.u32(self.data, buckets + 4 * i)?));
+        }
+        if last < symoffset {
+            return Ok(Some(symoffset));
+        }
+        let chains = buckets + 4 * nbuckets;
+        let mut index = last;
+        while c.u32(self.data, chains + 4 * (index - symoffset))? & 1 == 0 {
+            index += 1;
+            if index > self.data.len() as u64 {
+                return Err(ElfError::Malformed("endless GNU hash chain".to_owned()));
+            }
+        }
+        Ok(Some(index + 1))
+    }
+
+    /// Every string reference outside the dynamic entries, or `None` when the symbol table's
+    /// extent cannot be known.
+    pub(crate) fn string_references(&self) -> Result<Option<Vec<Reference>>, ElfError> {
+        let c = self.c;
+        let mut refs = Vec::new();
+        let Some(dynsym) = self.dyn_value(DT_SYMTAB) else {
+            // No DT_SYMTAB: no symbols.
+            return self.version_references(refs).map(Some);
+        };
+        let Some(count) = self.dynsym_count()? else {
+            return Ok(None);
+        };
+        let entsize = match c.class {
+            Class::Elf32 => 16,
+            Class::Elf64 => 24,
+        };
+        let at = self.file_offset_of(dynsym, count.saturating_mul(entsize))?;
+        for i in 0..count {
+            let field = at + i * entsize;
+            refs.push(Reference {
+                field,
+                value: u64::from(c.u32(self.data, field)?),
+                needed_file: false,
+            });
+        }
+        self.version_references(refs).map(Some)
+    }
+
+    fn version_references(&self, mut refs: Vec<Reference>) -> Result<Vec<Reference>, ElfError> {
+        let c = self.c;
+        let mut push = |field: u64, needed_file: bool| -> Result<(), ElfError> {
+            refs.push(Reference {
+                field,
+                value: u64::from(c.u32(self.data, field)?),
+                needed_file,
+            });
+            Ok(())
+        };
+        if let (Some(addr), Some(num)) = (self.dyn_value(DT_VERNEED), self.dyn_value(DT_VERNEEDNUM))
+        {
+            let mut at = self.file_offset_of(addr, 16)?;
+            for _ in 0..num.min(self.data.len() as u64) {
+                let cnt = c.u16(self.data, at + 2)?;
+                push(at + 4, true)?;
+                let mut aux = at + u64::from(c.u32(self.data, at + 8)?);
+                for _ in 0..cnt {
+                    push(aux + 8, false)?;
+                    aux += u64::from(c.u32(self.data, aux + 12)?);
+                }
+                let next = u64::from(c.u32(self.data, at + 12)?);
+                if next == 0 {
+                    break;
+                }
+                at += next;
+            }
+        }
+        if let (Some(addr), Some(num)) = (self.dyn_value(DT_VERDEF), self.dyn_value(DT_VERDEFNUM)) {
+            let mut at = self.file_offset_of(addr, 20)?;
+            for _ in 0..num.min(self.data.len() as u64) {
+                let cnt = c.u16(self.data, at + 6)?;
+                let mut aux = at + u64::from(c.u32(self.data, at + 12)?);
+                for _ in 0..cnt {
+                    push(aux, false)?;
+                    aux += u64::from(c.u32(self.data, aux + 4)?);
+                }
+                let next = u64::from(c.u32(self.data, at + 16)?);
+                if next == 0 {
+                    break;
+                }
+                at += next;
+            }
+        }
+        Ok(refs)
+    }
+}

@@ -1,0 +1,171 @@
+//! The checks every patched image passes before it may replace the original (spec §10.7):
+//! it parses; the dynamic entries read exactly as planned (every other entry untouched, entry
+//! point and init/fini arrays included); string offsets are valid; `PT_LOAD`s are sorted,
+//! consistent and do not overlap in the file or in memory (unless they already did);
+//! `PT_PHDR` and `PT_DYNAMIC` lie inside a `PT_LOAD`; bytes outside the edited structures are
+//! unchanged.
+
+use crate::ElfError;
+use crate::parse::{DT_STRSZ, DT_STRTAB, Elf, PT_DYNAMIC, PT_LOAD, PT_PHDR, Phdr, STRING_TAGS};
+
+/// A dynamic entry's expected value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Value {
+    Num(u64),
+    Str(Vec<u8>),
+}
+
+/// What the dynamic section must read as after the edit (`DT_STRTAB`/`DT_STRSZ` aside).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Expected {
+    pub(crate) entries: Vec<(u64, Value)>,
+}
+
+fn fail(msg: impl Into<String>) -> ElfError {
+    ElfError::Verification(msg.into())
+}
+
+/// Problems of the `PT_LOAD` layout, as comparable strings.
+fn load_problems(elf: &Elf<'_>) -> Vec<String> {
+    let loads: Vec<&Phdr> = elf.phdrs.iter().filter(|p| p.p_type == PT_LOAD).collect();
+    let mut problems = Vec::new();
+    for (i, p) in loads.iter().enumerate() {
+        if p.filesz > p.memsz {
+            problems.push(format!("segment {i}: file size above memory size"));
+        }
+        if p.offset.saturating_add(p.filesz) > elf.data.len() as u64 {
+            problems.push(format!("segment {i}: beyond the end of the file"));
+        }
+        if p.align > 1 && p.offset % p.align != p.vaddr % p.align {
+            problems.push(format!("segment {i}: offset and address not congruent"));
+        }
+        for (j, q) in loads.iter().enumerate().skip(i + 1) {
+            if q.vaddr < p.vaddr {
+                problems.push(format!("segments {i} and {j}: not sorted by address"));
+            }
+            if p.vaddr < q.vaddr + q.memsz && q.vaddr < p.vaddr + p.memsz {
+                problems.push(format!("segments {i} and {j}: overlap in memory"));
+            }
+            if p.filesz > 0
+                && q.filesz > 0
+                && p.offset < q.offset + q.filesz
+                && q.offset < p.offset + p.filesz
+            {
+                problems.push(format!("segments {i} and {j}: overlap in the file"));
+            }
+        }
+    }
+    problems
+}
+
+/// Whether `[offset, offset + size)` at `vaddr` is mapped by one `PT_LOAD` with the same
+/// address-to-offset relation.
+fn mapped(elf: &Elf<'_>, offset: u64, vaddr: u64, size: u64) -> bool {
+    elf.phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .any(|p| p.file_offset(vaddr, size) == Some(offset))
+}
+
+fn entries_as_values(elf: &Elf<'_>) -> Result<Vec<(u64, Value)>, ElfError> {
+    let d = elf
+        .dynamic
+        .as_ref()
+        .ok_or_else(|| fail("the dynamic section is gone"))?;
+    let table = elf.dynstr()?;
+    d.entries
+        .iter()
+        .filter(|(t, _)| !matches!(*t, DT_STRTAB | DT_STRSZ))
+        .map(|(t, v)| {
+            Ok((
+                *t,
+                if STRING_TAGS.contains(t) {
+                    Value::Str(crate::parse::string_at(table, *v)?.to_vec())
+                } else {
+                    Value::Num(*v)
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Checks `out`, the patched image of `original`.
+pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Result<(), ElfError> {
+    let new = Elf::parse(out).map_err(|e| fail(format!("the result does not parse: {e}")))?;
+    if (new.e_type, new.machine, new.entry) != (original.e_type, original.machine, original.entry) {
+        return Err(fail("ELF type, machine or entry point changed"));
+    }
+    let got = entries_as_values(&new)?;
+    if got != expected.entries {
+        return Err(fail(
+            "the dynamic entries do not read as planned after the edit",
+        ));
+    }
+    let before = load_problems(original);
+    if let Some(p) = load_problems(&new)
+        .into_iter()
+        .find(|p| !before.contains(p))
+    {
+        return Err(fail(p));
+    }
+    for p in &new.phdrs {
+        if p.p_type == PT_PHDR {
+            let size = new.phdrs.len() as u64 * new.phentsize;
+            if p.offset != new.phoff || p.filesz != size {
+                return Err(fail("PT_PHDR does not describe the program header table"));
+            }
+            if !mapped(&new, p.offset, p.vaddr, size) {
+                return Err(fail("PT_PHDR is not covered by a PT_LOAD"));
+            }
+        }
+        if p.p_type == PT_DYNAMIC && !mapped(&new, p.offset, p.vaddr, p.filesz) {
+            return Err(fail("PT_DYNAMIC is not covered by a PT_LOAD"));
+        }
+    }
+    // Bytes of the original file outside the structures an edit may touch are unchanged.
+    let d = original
+        .dynamic
+        .as_ref()
+        .expect("patched files are dynamic");
+    let dyn_ph = original.phdrs[d.phdr];
+    let table = original.dynstr()?;
+    let table_at = table.as_ptr() as u64 - original.data.as_ptr() as u64;
+    let mut touched = vec![
+        (0, original.ehsize),
+        (
+            original.phoff,
+            original.phoff + (original.phdrs.len() as u64 + 1) * original.phentsize,
+        ),
+        (dyn_ph.offset, dyn_ph.offset + dyn_ph.filesz),
+        (table_at, table_at + table.len() as u64),
+        (
+            original.shoff,
+            original.shoff + original.shdrs.len() as u64 * original.shentsize,
+        ),
+    ];
+    if let Some(refs) = original.string_references()? {
+        touched.extend(
+            refs.iter()
+                .filter(|r| r.needed_file)
+                .map(|r| (r.field, r.field + 4)),
+        );
+    }
+    touched.sort_unstable();
+    let mut at = 0u64;
+    for (start, end) in touched.into_iter().chain([(original.data.len() as u64, 0)]) {
+        let stop = start.min(original.data.len() as u64);
+        if at < stop {
+            let (a, b) = (
+                usize::try_from(at).expect("in file"),
+                usize::try_from(stop).expect("in file"),
+            );
+            if original.data[a..b] != out[a..b] {
+                return Err(fail(format!(
+                    "bytes {a:#x}..{b:#x} changed outside the edited structures"
+                )));
+            }
+        }
+        at = at.max(end);
+    }
+    Ok(())
+}

@@ -1,0 +1,550 @@
+//! Planning and writing an edit of the dynamic section (spec §10.4–§10.7).
+//!
+//! Strings are reused when the table already holds them, overwritten in place when the new
+//! string fits and nothing else points into the old one, and otherwise appended to a copy of
+//! the string table placed in a new `PT_LOAD` at the end of the file. The program header table
+//! grows in place when the bytes after it are free, else it moves into that new segment
+//! (`PT_PHDR` follows it). Every result is verified before it is returned.
+
+use crate::ElfError;
+use crate::parse::{
+    DT_NEEDED, DT_NULL, DT_RPATH, DT_RUNPATH, DT_SONAME, DT_STRSZ, DT_STRTAB, Elf, PT_DYNAMIC,
+    PT_INTERP, PT_LOAD, PT_PHDR, Phdr, SHT_DYNAMIC, SHT_NOBITS, SHT_STRTAB, STRING_TAGS,
+    shdr_fields, string_at,
+};
+use crate::refs::Reference;
+use crate::verify::{Expected, Value};
+
+/// What to change in a file's dynamic section; the fields mirror patchelf's options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Edit {
+    /// `--set-rpath`: replaces the search path.
+    pub set_rpath: Option<String>,
+    /// `--add-rpath`, in order: each appended with `:` to the search path (no de-duplication).
+    pub add_rpath: Vec<String>,
+    /// `--force-rpath`: write `DT_RPATH` (an existing `DT_RUNPATH` is retagged); without it
+    /// the search path is written as `DT_RUNPATH` (an existing `DT_RPATH` is retagged).
+    pub force_rpath: bool,
+    /// `--set-soname`.
+    pub set_soname: Option<String>,
+    /// `--replace-needed OLD NEW`, in order; also renames the library in the version
+    /// requirements.
+    pub replace_needed: Vec<(String, String)>,
+}
+
+impl Edit {
+    /// Whether the edit changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.set_rpath.is_none()
+            && self.add_rpath.is_empty()
+            && self.set_soname.is_none()
+            && self.replace_needed.is_empty()
+    }
+
+    fn touches_search_path(&self) -> bool {
+        self.set_rpath.is_some() || !self.add_rpath.is_empty()
+    }
+}
+
+/// The search path after `set` then each of `add` (spec §10.4): the base is `set` if given,
+/// else `existing`; each entry is appended after a `:` unless the path is still empty.
+pub fn combined_search_path(existing: Option<&str>, set: Option<&str>, add: &[String]) -> String {
+    let path = combine(existing.map(str::as_bytes), set.map(str::as_bytes), add);
+    String::from_utf8(path).expect("joined from UTF-8 parts")
+}
+
+fn combine(existing: Option<&[u8]>, set: Option<&[u8]>, add: &[String]) -> Vec<u8> {
+    let mut path = set.or(existing).unwrap_or_default().to_vec();
+    for entry in add {
+        if !path.is_empty() {
+            path.push(b':');
+        }
+        path.extend_from_slice(entry.as_bytes());
+    }
+    path
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 { v } else { v.div_ceil(a) * a }
+}
+
+/// Byte ranges of the string table overwritten so far.
+struct Plan<'e, 'a> {
+    elf: &'e Elf<'a>,
+    table: Vec<u8>,
+    base_len: u64,
+    appended: Vec<u8>,
+    dirty: Vec<(u64, u64)>,
+    entries: Vec<(u64, u64)>,
+    /// The string each string-valued entry must read as after the edit.
+    strings: Vec<Option<Vec<u8>>>,
+    references: Option<Vec<Reference>>,
+    reference_updates: Vec<(u64, u64)>,
+}
+
+impl Plan<'_, '_> {
+    /// An offset where `s` can be read: an existing copy, else appended.
+    fn find(&self, s: &[u8]) -> Option<u64> {
+        let mut needle = s.to_vec();
+        needle.push(0);
+        let clean = |at: u64| {
+            self.dirty
+                .iter()
+                .all(|(a, b)| at + needle.len() as u64 <= *a || at >= *b)
+        };
+        if let Some(at) = self
+            .table
+            .windows(needle.len())
+            .enumerate()
+            .filter(|(_, w)| *w == needle.as_slice())
+            .map(|(i, _)| i as u64)
+            .find(|i| clean(*i))
+        {
+            return Some(at);
+        }
+        self.appended
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())
+            .map(|i| self.base_len + i as u64)
+    }
+
+    fn append(&mut self, s: &[u8]) -> u64 {
+        let at = self.base_len + self.appended.len() as u64;
+        self.appended.extend_from_slice(s);
+        self.appended.push(0);
+        at
+    }
+
+    /// Whether anything besides entry `except` points into `[off, off + len]`.
+    fn exclusive(&self, off: u64, len: u64, except: usize) -> bool {
+        let Some(refs) = &self.references else {
+            return false;
+        };
+        let inside = |v: u64| v >= off && v <= off + len;
+        let original = &self
+            .elf
+            .dynamic
+            .as_ref()
+            .expect("planned on a dynamic file")
+            .entries;
+        let points_inside = |entries: &[(u64, u64)]| {
+            entries
+                .iter()
+                .enumerate()
+                .any(|(j, (t, v))| j != except && STRING_TAGS.contains(t) && inside(*v))
+        };
+        !refs.iter().any(|r| inside(r.value))
+            && !points_inside(original)
+            && !points_inside(&self.entries)
+    }
+
+    /// Makes entry `i` read as `s`.
+    fn set_string(&mut self, i: usize, s: &[u8]) -> Result<(), ElfError> {
+        self.strings[i] = Some(s.to_vec());
+        let old_off = self.entries[i].1;
+        let old = string_at(&self.table, old_off)?.to_vec();
+        if old == s {
+            return Ok(());
+        }
+        if let Some(at) = self.find(s) {
+            self.entries[i].1 = at;
+            return Ok(());
+        }
+        let original_len = self.elf.dynamic.as_ref().map_or(0, |d| d.entries.len());
+        if s.len() <= old.len() && i < original_len && self.exclusive(old_off, old.len() as u64, i)
+        {
+            let start = usize::try_from(old_off).expect("offset inside the table");
+            let region = &mut self.table[start..=start + old.len()];
+            region.fill(b'X');
+            region[..s.len()].copy_from_slice(s);
+            region[s.len()] = 0;
+            region[old.len()] = 0;
+            self.dirty.push((old_off, old_off + old.len() as u64 + 1));
+            return Ok(());
+        }
+        self.entries[i].1 = self.append(s);
+        Ok(())
+    }
+
+    /// Points every `DT_NEEDED` reading `old`, and every version requirement naming the
+    /// file `old`, at `new`.
+    fn replace_needed(&mut self, table: &[u8], old: &[u8], new: &[u8]) -> Result<(), ElfError> {
+        for i in 0..self.entries.len() {
+            if self.entries[i].0 == DT_NEEDED && self.strings[i].as_deref() == Some(old) {
+                self.set_string(i, new)?;
+            }
+        }
+        let files: Vec<Reference> = self
+            .references
+            .iter()
+            .flatten()
+            .filter(|r| r.needed_file)
+            .copied()
+            .collect();
+        for r in files {
+            if string_at(table, r.value)? == old {
+                let at = self.find(new).unwrap_or_else(|| self.append(new));
+                self.reference_updates.push((r.field, at));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the search path (spec §10.4–§10.5) as one entry of the chosen tag.
+    fn set_search_path(&mut self, edit: &Edit) -> Result<(), ElfError> {
+        let text = |tag| {
+            self.entries
+                .iter()
+                .zip(&self.strings)
+                .find(|((t, _), _)| *t == tag)
+                .and_then(|(_, s)| s.clone())
+        };
+        let existing = text(DT_RUNPATH).or_else(|| text(DT_RPATH));
+        let path = combine(
+            existing.as_deref(),
+            edit.set_rpath.as_ref().map(String::as_bytes),
+            &edit.add_rpath,
+        );
+        let tag = if edit.force_rpath {
+            DT_RPATH
+        } else {
+            DT_RUNPATH
+        };
+        let slots: Vec<usize> = (0..self.entries.len())
+            .filter(|i| matches!(self.entries[*i].0, DT_RPATH | DT_RUNPATH))
+            .collect();
+        match slots.first() {
+            Some(&first) => {
+                self.entries[first].0 = tag;
+                self.set_string(first, &path)?;
+                for &i in slots[1..].iter().rev() {
+                    self.remove(i);
+                }
+            }
+            None if !path.is_empty() => self.push_string(tag, &path),
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn push_string(&mut self, tag: u64, s: &[u8]) {
+        let at = self.find(s).unwrap_or_else(|| self.append(s));
+        self.entries.push((tag, at));
+        self.strings.push(Some(s.to_vec()));
+    }
+
+    fn remove(&mut self, i: usize) {
+        self.entries.remove(i);
+        self.strings.remove(i);
+    }
+}
+
+/// Applies `edit` to the ELF image `data`. `Ok(None)` when nothing changes; the returned image
+/// has been parsed back and checked (spec §10.7 invariants) before it is returned.
+pub fn patch(data: &[u8], edit: &Edit) -> Result<Option<Vec<u8>>, ElfError> {
+    Ok(patch_and_expectation(data, edit)?.map(|(out, _)| out))
+}
+
+/// [`patch`], also returning what the verification checked the dynamic entries against.
+pub(crate) fn patch_and_expectation(
+    data: &[u8],
+    edit: &Edit,
+) -> Result<Option<(Vec<u8>, Expected)>, ElfError> {
+    let elf = Elf::parse(data)?;
+    if edit.is_empty() {
+        return Ok(None);
+    }
+    let Some(dynamic) = &elf.dynamic else {
+        return Err(ElfError::NoDynamic);
+    };
+    let table = elf.dynstr()?;
+    let strings = dynamic
+        .entries
+        .iter()
+        .map(|(t, v)| {
+            STRING_TAGS
+                .contains(t)
+                .then(|| string_at(table, *v).map(<[u8]>::to_vec))
+                .transpose()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plan = Plan {
+        elf: &elf,
+        table: table.to_vec(),
+        base_len: table.len() as u64,
+        appended: Vec::new(),
+        dirty: Vec::new(),
+        entries: dynamic.entries.clone(),
+        strings,
+        references: None,
+        reference_updates: Vec::new(),
+    };
+    plan.references = elf.string_references()?;
+
+    for (old, new) in &edit.replace_needed {
+        plan.replace_needed(table, old.as_bytes(), new.as_bytes())?;
+    }
+
+    if let Some(soname) = &edit.set_soname {
+        match plan.entries.iter().position(|(t, _)| *t == DT_SONAME) {
+            Some(i) => plan.set_string(i, soname.as_bytes())?,
+            None => plan.push_string(DT_SONAME, soname.as_bytes()),
+        }
+    }
+
+    if edit.touches_search_path() {
+        plan.set_search_path(edit)?;
+    }
+
+    let unchanged = plan.entries == dynamic.entries
+        && plan.appended.is_empty()
+        && plan.dirty.is_empty()
+        && plan.reference_updates.is_empty();
+    if unchanged {
+        return Ok(None);
+    }
+    let expected = Expected {
+        entries: plan
+            .entries
+            .iter()
+            .zip(&plan.strings)
+            .filter(|((t, _), _)| !matches!(*t, DT_STRTAB | DT_STRSZ))
+            .map(|((t, v), s)| {
+                (
+                    *t,
+                    match s {
+                        Some(s) => Value::Str(s.clone()),
+                        None => Value::Num(*v),
+                    },
+                )
+            })
+            .collect(),
+    };
+    let out = layout(&elf, &plan)?;
+    crate::verify::verify(&elf, &out, &expected)?;
+    Ok(Some((out, expected)))
+}
+
+/// Whether the `len` bytes at `at` hold nothing: no section contents, no non-`PT_LOAD`
+/// segment, not the ELF header or the section header table, and inside the `PT_LOAD`
+/// mapping the program headers.
+fn free_after_phdrs(elf: &Elf<'_>, at: u64, len: u64) -> bool {
+    let overlaps = |o: u64, l: u64| l > 0 && o < at + len && at < o + l;
+    let covering = elf
+        .phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .any(|p| p.offset <= elf.phoff && at + len <= p.offset + p.filesz);
+    let shdr_table = elf.shdrs.len() as u64 * elf.shentsize;
+    covering
+        && !elf.shdrs.is_empty()
+        && at >= elf.ehsize
+        && !overlaps(elf.shoff, shdr_table)
+        && !elf
+            .shdrs
+            .iter()
+            .any(|s| s.sh_type != SHT_NOBITS && s.sh_type != 0 && overlaps(s.offset, s.size))
+        && !elf
+            .phdrs
+            .iter()
+            .any(|p| !matches!(p.p_type, PT_LOAD | PT_PHDR) && overlaps(p.offset, p.filesz))
+}
+
+/// Writes the planned edit into a copy of the file.
+#[allow(clippy::too_many_lines)]
+fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
+    let c = elf.c;
+    let dynamic = elf.dynamic.as_ref().expect("planned on a dynamic file");
+    let dyn_ph = elf.phdrs[dynamic.phdr];
+    let entry_size = 2 * c.word_size();
+    let grow_strings = !plan.appended.is_empty();
+    let move_dynamic = plan.entries.len() + 1 > dynamic.capacity;
+    let mut out = elf.data.to_vec();
+    let mut phdrs = elf.phdrs.clone();
+    let mut entries = plan.entries.clone();
+    let old_strtab = elf.dyn_value(DT_STRTAB).expect("checked by dynstr()");
+    let table_at = elf
+        .vaddr_to_offset(old_strtab, plan.base_len)
+        .expect("checked by dynstr()");
+
+    // In-place string edits and version-requirement renames.
+    if !plan.dirty.is_empty() && !grow_strings {
+        let at = usize::try_from(table_at).expect("inside the file");
+        out[at..at + plan.table.len()].copy_from_slice(&plan.table);
+    }
+    for (field, value) in &plan.reference_updates {
+        let value = u32::try_from(*value)
+            .map_err(|_| ElfError::Unsupported("string table above 4 GiB".to_owned()))?;
+        c.put_u32(&mut out, *field, value);
+    }
+
+    let (mut phoff, mut phnum) = (elf.phoff, elf.phdrs.len() as u64);
+    let mut dyn_at = dyn_ph.offset;
+    let mut dyn_slots = dynamic.capacity as u64;
+    if grow_strings || move_dynamic {
+        let loads: Vec<&Phdr> = elf.phdrs.iter().filter(|p| p.p_type == PT_LOAD).collect();
+        let Some(last_load) = elf.phdrs.iter().rposition(|p| p.p_type == PT_LOAD) else {
+            return Err(ElfError::Unsupported(
+                "no loadable segment to place the new tables after".to_owned(),
+            ));
+        };
+        let max_end = loads.iter().map(|p| p.vaddr + p.memsz).max().unwrap_or(0);
+        let align = loads.iter().map(|p| p.align).max().unwrap_or(1).max(0x1000);
+        phnum += 1;
+        let pht_size = phnum * elf.phentsize;
+        let pht_moves =
+            !free_after_phdrs(elf, elf.phoff + (phnum - 1) * elf.phentsize, elf.phentsize);
+
+        // The new segment: [program headers] [string table] [dynamic section].
+        let mut size = 0u64;
+        if pht_moves {
+            size = pht_size;
+        }
+        size = align_up(size, 8);
+        let str_rel = size;
+        if grow_strings {
+            size += plan.base_len + plan.appended.len() as u64;
+        }
+        size = align_up(size, 8);
+        let dyn_rel = size;
+        if move_dynamic {
+            dyn_slots = entries.len() as u64 + 2;
+            size += dyn_slots * entry_size;
+        }
+
+        let file_end = align_up(out.len() as u64, 16);
+        let first_vaddr = align_up(max_end, align);
+        let has_interp = elf.phdrs.iter().any(|p| p.p_type == PT_INTERP);
+        let (offset, vaddr, seg_align) = match elf.phdrs.iter().find(|p| {
+            p.p_type == PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
+        }) {
+            // An executable's kernel may place AT_PHDR at the first segment's load address
+            // plus e_phoff: keep that segment's address-to-offset distance for the moved
+            // program headers.
+            Some(first) if pht_moves && has_interp => {
+                let delta = first.vaddr.wrapping_sub(first.offset);
+                let offset = align_up(file_end.max(first_vaddr.wrapping_sub(delta)), 16);
+                (offset, offset.wrapping_add(delta), first.align.max(1))
+            }
+            _ => (file_end, first_vaddr + file_end % align, align),
+        };
+        if vaddr < max_end {
+            return Err(ElfError::Unsupported(
+                "no address space above the last segment".to_owned(),
+            ));
+        }
+        let new_load = Phdr {
+            p_type: PT_LOAD,
+            flags: 0x4 | 0x2,
+            offset,
+            vaddr,
+            paddr: vaddr,
+            filesz: size,
+            memsz: size,
+            align: seg_align,
+        };
+        phdrs.insert(last_load + 1, new_load);
+        for p in phdrs.iter_mut().filter(|p| p.p_type == PT_PHDR) {
+            if pht_moves {
+                (p.offset, p.vaddr, p.paddr) = (offset, vaddr, vaddr);
+            }
+            (p.filesz, p.memsz) = (pht_size, pht_size);
+        }
+        if pht_moves {
+            phoff = offset;
+        }
+        out.resize(
+            usize::try_from(offset + size).expect("file size fits memory"),
+            0,
+        );
+
+        if grow_strings {
+            let at = usize::try_from(offset + str_rel).expect("inside the file");
+            out[at..at + plan.table.len()].copy_from_slice(&plan.table);
+            out[at + plan.table.len()..at + plan.table.len() + plan.appended.len()]
+                .copy_from_slice(&plan.appended);
+            let new_len = plan.base_len + plan.appended.len() as u64;
+            for e in &mut entries {
+                match e.0 {
+                    DT_STRTAB => e.1 = vaddr + str_rel,
+                    DT_STRSZ => e.1 = new_len,
+                    _ => {}
+                }
+            }
+            update_sections(
+                elf,
+                &mut out,
+                SHT_STRTAB,
+                old_strtab,
+                offset + str_rel,
+                vaddr + str_rel,
+                new_len,
+            )?;
+        }
+        if move_dynamic {
+            dyn_at = offset + dyn_rel;
+            let p = phdrs
+                .iter_mut()
+                .find(|p| p.p_type == PT_DYNAMIC)
+                .expect("the dynamic segment exists");
+            let bytes = dyn_slots * entry_size;
+            (p.offset, p.vaddr, p.paddr, p.filesz, p.memsz) =
+                (dyn_at, vaddr + dyn_rel, vaddr + dyn_rel, bytes, bytes);
+            update_sections(
+                elf,
+                &mut out,
+                SHT_DYNAMIC,
+                dyn_ph.vaddr,
+                dyn_at,
+                vaddr + dyn_rel,
+                bytes,
+            )?;
+        }
+    }
+
+    // The dynamic entries, then DT_NULL up to the capacity.
+    for slot in 0..dyn_slots {
+        let at = dyn_at + slot * entry_size;
+        let (t, v) = entries
+            .get(usize::try_from(slot).expect("small"))
+            .copied()
+            .unwrap_or((DT_NULL, 0));
+        c.put_word(&mut out, at, t)?;
+        c.put_word(&mut out, at + c.word_size(), v)?;
+    }
+    // The program headers and the ELF header.
+    for (i, p) in phdrs.iter().enumerate() {
+        p.write(c, &mut out, phoff + i as u64 * elf.phentsize)?;
+    }
+    let w = c.word_size();
+    c.put_word(&mut out, 24 + w, phoff)?;
+    let phnum = u16::try_from(phnum)
+        .ok()
+        .filter(|n| *n < 0xffff)
+        .ok_or_else(|| ElfError::Unsupported("too many program headers".to_owned()))?;
+    c.put_u16(&mut out, 24 + 3 * w + 4 + 4, phnum);
+    Ok(out)
+}
+
+/// Points the allocated section headers of type `sh_type` at address `old_addr` to the new
+/// place of their contents.
+fn update_sections(
+    elf: &Elf<'_>,
+    out: &mut [u8],
+    sh_type: u32,
+    old_addr: u64,
+    offset: u64,
+    addr: u64,
+    size: u64,
+) -> Result<(), ElfError> {
+    let [f_addr, f_offset, f_size, _] = shdr_fields(elf.c.class);
+    for (i, s) in elf.shdrs.iter().enumerate() {
+        if s.sh_type == sh_type && s.addr == old_addr && s.addr != 0 {
+            let at = elf.shoff + i as u64 * elf.shentsize;
+            elf.c.put_word(out, at + f_addr, addr)?;
+            elf.c.put_word(out, at + f_offset, offset)?;
+            elf.c.put_word(out, at + f_size, size)?;
+        }
+    }
+    Ok(())
+}
