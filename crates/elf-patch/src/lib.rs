@@ -62,35 +62,35 @@ pub enum ElfError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading or writing failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {reason}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// The file's contents are not what the operation needs.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {reason}", path.display())]
     Elf {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: ElfError,
+        reason: ElfError,
     },
 }
 
 impl Error {
-    fn io(path: &Path, source: std::io::Error) -> Self {
+    fn io(path: &Path, reason: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),
-            source,
+            reason,
         }
     }
 
     /// The ELF problem, if this is one.
     pub fn elf(&self) -> Option<&ElfError> {
         match self {
-            Error::Elf { source, .. } => Some(source),
+            Error::Elf { reason, .. } => Some(reason),
             Error::Io { .. } => None,
         }
     }
@@ -121,9 +121,9 @@ impl DynamicInfo {
 /// Reads the dynamic facts of the ELF file at `path` (all empty for a static file).
 pub fn read_file(path: &Path) -> Result<DynamicInfo, Error> {
     let data = fs_err::read(path).map_err(|e| Error::io(path, e))?;
-    read_bytes(&data).map_err(|source| Error::Elf {
+    read_bytes(&data).map_err(|reason| Error::Elf {
         path: path.to_path_buf(),
-        source,
+        reason,
     })
 }
 
@@ -146,9 +146,9 @@ pub fn read_bytes(data: &[u8]) -> Result<DynamicInfo, ElfError> {
 pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
     let target = fs_err::canonicalize(path).map_err(|e| Error::io(path, e))?;
     let data = fs_err::read(&target).map_err(|e| Error::io(path, e))?;
-    let patched = patch(&data, edit).map_err(|source| Error::Elf {
+    let patched = patch(&data, edit).map_err(|reason| Error::Elf {
         path: path.to_path_buf(),
-        source,
+        reason,
     })?;
     let Some(patched) = patched else {
         return Ok(false);

@@ -4,28 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rock_ci_test_support::elf::{assert_readelf_clean, cc, readelf_dynamic, run_ok as run};
+
 use crate::parse::{Class, Codec, Elf, Endian, shdr_fields};
 use crate::{Edit, ElfError, FileType, classify_bytes, file_type, patch, patch_file, read_file};
-
-fn run(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Compiles `source` with `cc` into `dir/name` with extra `args`.
-fn cc(dir: &Path, name: &str, source: &str, args: &[&str]) -> PathBuf {
-    let src = dir.join(format!("{name}.c"));
-    fs_err::write(&src, source).unwrap();
-    let out = dir.join(name);
-    run(Command::new("cc").arg(&src).arg("-o").arg(&out).args(args));
-    out
-}
 
 const DEP: &str = "int dep_value(void) { return 42; }\n";
 const MAIN_LIB: &str = "int dep_value(void);\nint main_value(void) { return dep_value() + 1; }\n";
@@ -43,48 +25,12 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// `readelf -d` of a file: (SONAME, RPATH, RUNPATH, NEEDED).
-fn readelf_dynamic(path: &Path) -> (Option<String>, Option<String>, Option<String>, Vec<String>) {
-    let out = run(Command::new("readelf").arg("-dW").arg(path));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = |line: &str| {
-        let start = line.find('[').expect("bracketed value") + 1;
-        line[start..line.rfind(']').expect("bracketed value")].to_owned()
-    };
-    let (mut soname, mut rpath, mut runpath, mut needed) = (None, None, None, Vec::new());
-    for line in text.lines() {
-        if line.contains("(SONAME)") {
-            soname = Some(value(line));
-        } else if line.contains("(RPATH)") {
-            rpath = Some(value(line));
-        } else if line.contains("(RUNPATH)") {
-            runpath = Some(value(line));
-        } else if line.contains("(NEEDED)") {
-            needed.push(value(line));
-        }
-    }
-    (soname, rpath, runpath, needed)
-}
-
-/// `readelf -lW` prints no warning or error about the file.
-fn assert_readelf_clean(path: &Path) {
-    let out = run(Command::new("readelf").arg("-lWd").arg(path));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.trim().is_empty(),
-        "readelf complains about {}: {stderr}",
-        path.display()
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains("not covered"), "{stdout}");
-}
-
 fn assert_same_as_readelf(path: &Path) {
     let ours = read_file(path).unwrap();
-    let (soname, rpath, runpath, needed) = readelf_dynamic(path);
+    let theirs = readelf_dynamic(path);
     assert_eq!(
         (ours.soname, ours.rpath, ours.runpath, ours.needed),
-        (soname, rpath, runpath, needed),
+        (theirs.soname, theirs.rpath, theirs.runpath, theirs.needed),
         "{}",
         path.display()
     );

@@ -8,9 +8,9 @@
 
 use crate::ElfError;
 use crate::parse::{
-    DT_NEEDED, DT_NULL, DT_RPATH, DT_RUNPATH, DT_SONAME, DT_STRSZ, DT_STRTAB, Elf, PT_DYNAMIC,
-    PT_INTERP, PT_LOAD, PT_PHDR, Phdr, SHT_DYNAMIC, SHT_NOBITS, SHT_STRTAB, STRING_TAGS,
-    shdr_fields, string_at,
+    DT_NEEDED, DT_NULL, DT_RPATH, DT_RUNPATH, DT_SONAME, DT_STRSZ, DT_STRTAB, ET_DYN, Elf,
+    PT_DYNAMIC, PT_INTERP, PT_LOAD, PT_PHDR, Phdr, SHT_DYNAMIC, SHT_NOBITS, SHT_STRTAB,
+    STRING_TAGS, shdr_fields, string_at,
 };
 use crate::refs::Reference;
 use crate::verify::{Expected, Value};
@@ -25,7 +25,7 @@ pub struct Edit {
     /// `--force-rpath`: write `DT_RPATH` (an existing `DT_RUNPATH` is retagged); without it
     /// the search path is written as `DT_RUNPATH` (an existing `DT_RPATH` is retagged).
     pub force_rpath: bool,
-    /// `--set-soname`.
+    /// `--set-soname` (added when missing; ignored for files other than `ET_DYN`).
     pub set_soname: Option<String>,
     /// `--replace-needed OLD NEW`, in order; also renames the library in the version
     /// requirements.
@@ -285,7 +285,8 @@ pub(crate) fn patch_and_expectation(
         plan.replace_needed(table, old.as_bytes(), new.as_bytes())?;
     }
 
-    if let Some(soname) = &edit.set_soname {
+    // As patchelf: only shared objects (ET_DYN) carry a SONAME.
+    if let Some(soname) = edit.set_soname.as_ref().filter(|_| elf.e_type == ET_DYN) {
         match plan.entries.iter().position(|(t, _)| *t == DT_SONAME) {
             Some(i) => plan.set_string(i, soname.as_bytes())?,
             None => plan.push_string(DT_SONAME, soname.as_bytes()),

@@ -8,6 +8,7 @@
 //! assert!(server.url().starts_with("http://127.0.0.1:"));
 //! ```
 
+pub mod elf;
 pub mod s3;
 
 use std::path::Path;
