@@ -524,6 +524,12 @@ impl<'a> Elf<'a> {
         self.dynamic.is_some()
     }
 
+    /// Whether the file has a dynamic section with a readable string table (what an edit
+    /// needs; separate debug-info files keep the segment but not its contents).
+    pub fn has_string_table(&self) -> bool {
+        self.dynamic.is_some() && self.dynstr().is_ok()
+    }
+
     /// Whether `DT_FLAGS_1` has `DF_1_PIE`.
     pub fn is_pie(&self) -> bool {
         self.dyn_value(DT_FLAGS_1)
