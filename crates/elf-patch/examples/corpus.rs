@@ -81,6 +81,20 @@ fn run(mut cmd: Command, limit: Duration) -> (String, String) {
     (format!("{:?}", out.status.code()), text)
 }
 
+/// The copies' directories, process ids and times differ between the two runs.
+fn normalize(s: &str, p: &Path) -> String {
+    let s = s.replace(&*p.parent().expect("in a dir").to_string_lossy(), "DIR");
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
+}
+
 fn check(file: &Path, work: &Path, loader: &Path) -> Outcome {
     let kind = match elf_patch::file_type(file) {
         Ok(k @ (FileType::So | FileType::Exe)) => k,
@@ -129,21 +143,8 @@ fn check(file: &Path, work: &Path, loader: &Path) -> Outcome {
         return Outcome::Mismatch(format!("search path reads {after:?}, not {want}"));
     }
     let limit = Duration::from_secs(5);
-    // The copies' directories, process ids and times differ between the two runs.
-    let normalize = |s: String, p: &Path| {
-        let s = s.replace(&*p.parent().expect("in a dir").to_string_lossy(), "DIR");
-        let mut out = String::with_capacity(s.len());
-        for c in s.chars() {
-            if !c.is_ascii_digit() {
-                out.push(c);
-            } else if !out.ends_with('#') {
-                out.push('#');
-            }
-        }
-        out
-    };
     let same = |a: (String, String), b: (String, String), pa: &Path, pb: &Path| {
-        let (a, b) = ((a.0, normalize(a.1, pa)), (b.0, normalize(b.1, pb)));
+        let (a, b) = ((a.0, normalize(&a.1, pa)), (b.0, normalize(&b.1, pb)));
         (a == b).then_some(a.0.clone()).ok_or((a, b))
     };
     let result = if kind == FileType::So {
@@ -238,7 +239,7 @@ fn main() {
     let start = Instant::now();
     let next = Mutex::new(0usize);
     let results = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let workers = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     std::thread::scope(|s| {
         for w in 0..workers {
             let (files, next, results, work) = (&files, &next, &results, work.path());
