@@ -95,31 +95,42 @@ fn normalize(s: &str, p: &Path) -> String {
     out
 }
 
-fn check(file: &Path, work: &Path, loader: &Path) -> Outcome {
+/// The file's dynamic facts, or why it is skipped.
+fn eligible(file: &Path) -> Result<(FileType, elf_patch::DynamicInfo), Outcome> {
     let kind = match elf_patch::file_type(file) {
         Ok(k @ (FileType::So | FileType::Exe)) => k,
-        Ok(_) => return Outcome::Skip("not an executable or shared object".into()),
-        Err(e) => return Outcome::Skip(format!("unreadable: {e}")),
+        Ok(_) => return Err(Outcome::Skip("not an executable or shared object".into())),
+        Err(e) => return Err(Outcome::Skip(format!("unreadable: {e}"))),
     };
     let info = match elf_patch::read_file(file) {
         Ok(i) => i,
-        Err(e) => return Outcome::Skip(format!("unreadable ELF: {e}")),
+        Err(e) => return Err(Outcome::Skip(format!("unreadable ELF: {e}"))),
     };
     let Ok(data) = fs_err::read(file) else {
-        return Outcome::Skip("unreadable".into());
+        return Err(Outcome::Skip("unreadable".into()));
     };
     match elf_patch::Elf::parse(&data) {
         Ok(e) if !e.is_dynamic() => {
-            return Outcome::Skip("statically linked (no dynamic section)".into());
+            return Err(Outcome::Skip(
+                "statically linked (no dynamic section)".into(),
+            ));
         }
         Ok(e) if !e.has_string_table() => {
-            return Outcome::Skip(
+            return Err(Outcome::Skip(
                 "dynamic section without contents (a separate debug-info file)".into(),
-            );
+            ));
         }
         Ok(_) => {}
-        Err(e) => return Outcome::Skip(format!("unreadable ELF: {e}")),
+        Err(e) => return Err(Outcome::Skip(format!("unreadable ELF: {e}"))),
     }
+    Ok((kind, info))
+}
+
+fn check(file: &Path, work: &Path, loader: &Path) -> Outcome {
+    let (kind, info) = match eligible(file) {
+        Ok(v) => v,
+        Err(skip) => return skip,
+    };
     let name = file.file_name().expect("a file").to_owned();
     let (orig_dir, new_dir) = (work.join("orig"), work.join("patched"));
     let (orig, new) = (orig_dir.join(&name), new_dir.join(&name));
