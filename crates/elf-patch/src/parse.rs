@@ -168,7 +168,11 @@ impl Phdr {
     /// bytes hold all of it.
     pub(crate) fn file_offset(&self, vaddr: u64, len: u64) -> Option<u64> {
         let rel = vaddr.checked_sub(self.vaddr)?;
-        (rel.checked_add(len)? <= self.filesz).then_some(self.offset + rel)
+        if rel.checked_add(len)? <= self.filesz {
+            self.offset.checked_add(rel)
+        } else {
+            None
+        }
     }
 
     pub(crate) fn read(c: Codec, data: &[u8], at: u64) -> Result<Self, ElfError> {
@@ -328,11 +332,15 @@ impl<'a> Elf<'a> {
         if elf.shoff != 0 && elf.shentsize >= shdr_min {
             let count = if shnum == 0 {
                 // More than 0xff00 sections: the count lives in section 0's `sh_size`.
-                c.word(data, elf.shoff + shdr_fields(class)[2])?
+                c.word(data, elf.shoff.saturating_add(shdr_fields(class)[2]))?
             } else {
                 u64::from(shnum)
             };
-            if count.saturating_mul(elf.shentsize) > data.len() as u64 {
+            if elf
+                .shoff
+                .saturating_add(count.saturating_mul(elf.shentsize))
+                > data.len() as u64
+            {
                 return Err(ElfError::Truncated(elf.shoff));
             }
             for i in 0..count {
@@ -353,6 +361,10 @@ impl<'a> Elf<'a> {
             ));
         }
         if phnum > 0 {
+            let table_end = elf.phoff.saturating_add(u64::from(phnum) * elf.phentsize);
+            if table_end > data.len() as u64 {
+                return Err(ElfError::Truncated(elf.phoff));
+            }
             if elf.phentsize < phdr_min {
                 return Err(ElfError::Malformed(format!(
                     "program header size {} is too small",

@@ -526,3 +526,25 @@ fn big_endian_files_are_read_and_patched() {
         Some(long_rpath().as_str())
     );
 }
+
+#[test]
+fn a_segment_far_above_the_file_is_refused_not_padded() {
+    let f = Fixture::new();
+    let exe = f.build("far", PROGRAM, &["-pie", "-fPIE"]);
+    let mut data = fs_err::read(&exe).unwrap();
+    let elf = Elf::parse(&data).unwrap();
+    let last = elf
+        .phdrs
+        .iter()
+        .rposition(|p| p.p_type == crate::parse::PT_LOAD)
+        .unwrap();
+    let mut p = elf.phdrs[last];
+    p.memsz = 1 << 40;
+    let at = elf.phoff + last as u64 * elf.phentsize;
+    p.write(elf.c, &mut data, at).unwrap();
+    let err = patch(&data, &set_rpath(&long_rpath(), true)).unwrap_err();
+    assert!(
+        matches!(&err, ElfError::Unsupported(m) if m.contains("pad the file")),
+        "{err}"
+    );
+}

@@ -43,13 +43,15 @@ fn load_problems(elf: &Elf<'_>) -> Vec<String> {
             if q.vaddr < p.vaddr {
                 problems.push(format!("segments {i} and {j}: not sorted by address"));
             }
-            if p.vaddr < q.vaddr + q.memsz && q.vaddr < p.vaddr + p.memsz {
+            if p.vaddr < q.vaddr.saturating_add(q.memsz)
+                && q.vaddr < p.vaddr.saturating_add(p.memsz)
+            {
                 problems.push(format!("segments {i} and {j}: overlap in memory"));
             }
             if p.filesz > 0
                 && q.filesz > 0
-                && p.offset < q.offset + q.filesz
-                && q.offset < p.offset + p.filesz
+                && p.offset < q.offset.saturating_add(q.filesz)
+                && q.offset < p.offset.saturating_add(p.filesz)
             {
                 problems.push(format!("segments {i} and {j}: overlap in the file"));
             }
@@ -136,7 +138,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
             original.phoff,
             original.phoff + (original.phdrs.len() as u64 + 1) * original.phentsize,
         ),
-        (dyn_ph.offset, dyn_ph.offset + dyn_ph.filesz),
+        (dyn_ph.offset, dyn_ph.offset.saturating_add(dyn_ph.filesz)),
         (table_at, table_at + table.len() as u64),
         (
             original.shoff,

@@ -64,8 +64,20 @@ fn combine(existing: Option<&[u8]>, set: Option<&[u8]>, add: &[String]) -> Vec<u
     path
 }
 
-fn align_up(v: u64, a: u64) -> u64 {
-    if a <= 1 { v } else { v.div_ceil(a) * a }
+/// The most zero bytes an edit may add to keep an executable's program headers at the same
+/// address-to-offset distance as its first segment.
+const MAX_PADDING: u64 = 1 << 28;
+
+fn align_up(v: u64, a: u64) -> Option<u64> {
+    if a <= 1 {
+        Some(v)
+    } else {
+        v.div_ceil(a).checked_mul(a)
+    }
+}
+
+fn no_room() -> ElfError {
+    ElfError::Unsupported("no address space above the last segment".to_owned())
 }
 
 /// Byte ranges of the string table overwritten so far.
@@ -330,12 +342,12 @@ pub(crate) fn patch_and_expectation(
 /// segment, not the ELF header or the section header table, and inside the `PT_LOAD`
 /// mapping the program headers.
 fn free_after_phdrs(elf: &Elf<'_>, at: u64, len: u64) -> bool {
-    let overlaps = |o: u64, l: u64| l > 0 && o < at + len && at < o + l;
+    let overlaps = |o: u64, l: u64| l > 0 && o < at + len && at < o.saturating_add(l);
     let covering = elf
         .phdrs
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
-        .any(|p| p.offset <= elf.phoff && at + len <= p.offset + p.filesz);
+        .any(|p| p.offset <= elf.phoff && at + len <= p.offset.saturating_add(p.filesz));
     let shdr_table = elf.shdrs.len() as u64 * elf.shentsize;
     covering
         && !elf.shdrs.is_empty()
@@ -389,7 +401,10 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
                 "no loadable segment to place the new tables after".to_owned(),
             ));
         };
-        let max_end = loads.iter().map(|p| p.vaddr + p.memsz).max().unwrap_or(0);
+        let max_end = loads
+            .iter()
+            .map(|p| p.vaddr.checked_add(p.memsz).ok_or_else(no_room))
+            .try_fold(0, |m, e| e.map(|e| m.max(e)))?;
         let align = loads.iter().map(|p| p.align).max().unwrap_or(1).max(0x1000);
         phnum += 1;
         let pht_size = phnum * elf.phentsize;
@@ -401,20 +416,20 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
         if pht_moves {
             size = pht_size;
         }
-        size = align_up(size, 8);
+        size = size.next_multiple_of(8);
         let str_rel = size;
         if grow_strings {
             size += plan.base_len + plan.appended.len() as u64;
         }
-        size = align_up(size, 8);
+        size = size.next_multiple_of(8);
         let dyn_rel = size;
         if move_dynamic {
             dyn_slots = entries.len() as u64 + 2;
             size += dyn_slots * entry_size;
         }
 
-        let file_end = align_up(out.len() as u64, 16);
-        let first_vaddr = align_up(max_end, align);
+        let file_end = align_up(out.len() as u64, 16).ok_or_else(no_room)?;
+        let first_vaddr = align_up(max_end, align).ok_or_else(no_room)?;
         let has_interp = elf.phdrs.iter().any(|p| p.p_type == PT_INTERP);
         let (offset, vaddr, seg_align) = match elf.phdrs.iter().find(|p| {
             p.p_type == PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
@@ -424,12 +439,25 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             // program headers.
             Some(first) if pht_moves && has_interp => {
                 let delta = first.vaddr.wrapping_sub(first.offset);
-                let offset = align_up(file_end.max(first_vaddr.wrapping_sub(delta)), 16);
+                let offset = align_up(file_end.max(first_vaddr.wrapping_sub(delta)), 16)
+                    .ok_or_else(no_room)?;
                 (offset, offset.wrapping_add(delta), first.align.max(1))
             }
-            _ => (file_end, first_vaddr + file_end % align, align),
+            _ => (
+                file_end,
+                first_vaddr
+                    .checked_add(file_end % align)
+                    .ok_or_else(no_room)?,
+                align,
+            ),
         };
-        if vaddr < max_end {
+        if offset - file_end > MAX_PADDING {
+            return Err(ElfError::Unsupported(format!(
+                "moving the program headers would pad the file by {} bytes",
+                offset - file_end
+            )));
+        }
+        if vaddr < max_end || vaddr.checked_add(size).is_none() {
             return Err(ElfError::Unsupported(
                 "no address space above the last segment".to_owned(),
             ));
