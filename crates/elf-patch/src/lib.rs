@@ -144,7 +144,14 @@ pub fn read_bytes(data: &[u8]) -> Result<DynamicInfo, ElfError> {
 /// permissions, and renamed over it. Returns whether anything changed; on error the file is
 /// untouched.
 pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
-    let target = fs_err::canonicalize(path).map_err(|e| Error::io(path, e))?;
+    let meta = fs_err::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    let (target, permissions) = if meta.file_type().is_symlink() {
+        let target = fs_err::canonicalize(path).map_err(|e| Error::io(path, e))?;
+        let meta = fs_err::metadata(&target).map_err(|e| Error::io(&target, e))?;
+        (target, meta.permissions())
+    } else {
+        (path.to_path_buf(), meta.permissions())
+    };
     let data = fs_err::read(&target).map_err(|e| Error::io(path, e))?;
     let patched = patch(&data, edit).map_err(|reason| Error::Elf {
         path: path.to_path_buf(),
@@ -153,21 +160,21 @@ pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
     let Some(patched) = patched else {
         return Ok(false);
     };
-    let permissions = fs_err::metadata(&target)
-        .map_err(|e| Error::io(&target, e))?
-        .permissions();
-    let dir = target.parent().unwrap_or(Path::new("."));
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     let name = target
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let mut temp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".elf-patch")
+        .permissions(permissions)
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
     temp.write_all(&patched)
         .map_err(|e| Error::io(temp.path(), e))?;
-    fs_err::set_permissions(temp.path(), permissions).map_err(|e| Error::io(&target, e))?;
     temp.persist(&target)
         .map_err(|e| Error::io(&target, e.error))?;
     Ok(true)

@@ -108,7 +108,13 @@ fn library_without_rpath_loads_after_a_long_rpath_is_set() {
     );
     assert_same_as_readelf(&lib);
     let before = fs_err::read(&lib).unwrap();
+    // Read-only, as installed libraries often are: the mode is kept.
+    let read_only = std::os::unix::fs::PermissionsExt::from_mode(0o555);
+    fs_err::set_permissions(&lib, read_only).unwrap();
     assert!(patch_file(&lib, &set_rpath(&long_rpath(), true)).unwrap());
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&fs_err::metadata(&lib).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o555);
     assert_readelf_clean(&lib);
     assert_same_as_readelf(&lib);
     let info = read_file(&lib).unwrap();

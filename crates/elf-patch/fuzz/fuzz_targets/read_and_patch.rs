@@ -19,11 +19,25 @@ fuzz_target!(|data: &[u8]| {
     };
     let long = "$ORIGIN/../fuzz/".repeat(usize::from(selector % 8) * 4 + 1);
     let edit = match selector % 4 {
-        0 => Edit { set_rpath: Some(long.clone()), force_rpath: selector & 0x10 != 0, ..Edit::default() },
-        1 => Edit { add_rpath: vec![long.clone(), "$ORIGIN".into()], ..Edit::default() },
-        2 => Edit { set_soname: Some(format!("lib{long}.so")), ..Edit::default() },
+        0 => Edit {
+            set_rpath: Some(long.clone()),
+            force_rpath: selector & 0x10 != 0,
+            ..Edit::default()
+        },
+        1 => Edit {
+            add_rpath: vec![long.clone(), "$ORIGIN".into()],
+            ..Edit::default()
+        },
+        2 => Edit {
+            set_soname: Some(format!("lib{long}.so")),
+            ..Edit::default()
+        },
         _ => Edit {
-            replace_needed: info.needed.iter().map(|n| (n.clone(), format!("{n}{long}"))).collect(),
+            replace_needed: info
+                .needed
+                .iter()
+                .map(|n| (n.clone(), format!("{n}{long}")))
+                .collect(),
             set_rpath: Some("$ORIGIN".into()),
             ..Edit::default()
         },
