@@ -137,7 +137,14 @@ fn runpath_library_grows_twice_and_still_loads() {
         ],
         ..Edit::default()
     };
+    let original_len = fs_err::metadata(&lib).unwrap().len();
     assert!(patch_file(&lib, &add).unwrap());
+    let data = fs_err::read(&lib).unwrap();
+    let elf = Elf::parse(&data).unwrap();
+    assert!(
+        elf.phoff >= original_len,
+        "the program headers moved to the new segment"
+    );
     let info = read_file(&lib).unwrap();
     let expected = format!("$ORIGIN:$ORIGIN/../{}:$ORIGIN/../a", "x/".repeat(40));
     assert_eq!(info.runpath.as_deref(), Some(expected.as_str()));
@@ -182,6 +189,26 @@ fn executables_run_after_the_edit_pie_and_not() {
         let fails = Command::new(&exe).output().unwrap();
         assert!(!fails.status.success(), "{name} ran without its library");
         assert!(patch_file(&exe, &set_rpath(&long_rpath(), true)).unwrap());
+        // Moved program headers keep the first segment's address-to-offset distance, so a
+        // kernel computing AT_PHDR from it finds them.
+        let data = fs_err::read(&exe).unwrap();
+        let elf = Elf::parse(&data).unwrap();
+        let first = elf
+            .phdrs
+            .iter()
+            .find(|p| p.p_type == crate::parse::PT_LOAD)
+            .unwrap();
+        let phdr = elf
+            .phdrs
+            .iter()
+            .find(|p| p.p_type == crate::parse::PT_PHDR)
+            .unwrap();
+        assert_eq!(phdr.offset, elf.phoff);
+        assert_eq!(
+            phdr.vaddr.wrapping_sub(phdr.offset),
+            first.vaddr.wrapping_sub(first.offset),
+            "{name}"
+        );
         assert_readelf_clean(&exe);
         assert_same_as_readelf(&exe);
         let out = Command::new(&exe).args(["x", "y"]).output().unwrap();
