@@ -3,11 +3,40 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use storage_backend::Reporter;
+
+/// The bars on the terminal, if any: log lines are written between redraws.
+static BARS: OnceLock<MultiProgress> = OnceLock::new();
+
+/// Log output to stderr that lifts the progress bars out of the way while a line is written
+/// (a `tracing_subscriber` writer).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match BARS.get() {
+            Some(bars) => bars.suspend(|| std::io::stderr().write(buf)),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl tracing_subscriber::fmt::MakeWriter<'_> for LogWriter {
+    type Writer = LogWriter;
+
+    fn make_writer(&self) -> Self::Writer {
+        LogWriter
+    }
+}
 
 /// A [`Reporter`] drawing byte progress bars on a terminal.
 pub struct Progress {
@@ -19,8 +48,10 @@ pub struct Progress {
 impl Progress {
     /// Bars when stderr is a terminal and `quiet` is off; silent otherwise.
     pub fn for_stderr(quiet: bool) -> Self {
-        let multi = (!quiet && std::io::stderr().is_terminal())
-            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        let multi = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+                .clone()
+        });
         Self {
             multi,
             bars: Mutex::new(HashMap::new()),
