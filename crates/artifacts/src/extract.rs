@@ -74,7 +74,26 @@ struct Extractor<'a> {
     /// Directories this extraction created or checked (real directories, never links); nothing
     /// can replace them later, so they need no second look.
     dirs: HashSet<PathBuf>,
+    /// File contents pass through here (large, so few write calls).
+    buffer: Vec<u8>,
     out: Extracted,
+}
+
+/// Runs `create` at `path`; when something that is not a directory is already there (an
+/// earlier member of the same path, or a leftover), removes it and tries once more: a later
+/// member replaces an earlier one, as with `tar`. Links are replaced, never followed.
+fn replace<T>(path: &Path, create: impl Fn(&Path) -> std::io::Result<T>) -> Result<T, Error> {
+    match create(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if fs_err::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
+                fs_err::remove_file(path).map_err(|e| Error::write(path, e))?;
+                create(path).map_err(|e| Error::write(path, e))
+            } else {
+                Err(Error::write(path, e))
+            }
+        }
+        other => other.map_err(|e| Error::write(path, e)),
+    }
 }
 
 impl Extractor<'_> {
@@ -104,7 +123,8 @@ impl Extractor<'_> {
     }
 
     /// Creates the parent directories of `mapped` and checks that none of them is a symlink, so
-    /// nothing is ever written through a link.
+    /// nothing is ever written through a link. What is at the path itself is left to
+    /// [`replace`].
     fn prepare(&mut self, member: &str, mapped: &[String]) -> Result<PathBuf, Error> {
         let mut path = self.dest.to_path_buf();
         for comp in &mapped[..mapped.len() - 1] {
@@ -112,26 +132,26 @@ impl Extractor<'_> {
             if self.dirs.contains(&path) {
                 continue;
             }
-            match fs_err::symlink_metadata(&path) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(self.refuse(member, "a parent directory is a symlink"));
+            // Usually new: create it; only an existing entry needs a look.
+            match std::fs::create_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match fs_err::symlink_metadata(&path) {
+                        Ok(m) if m.file_type().is_symlink() => {
+                            return Err(self.refuse(member, "a parent directory is a symlink"));
+                        }
+                        Ok(m) if m.is_dir() => {}
+                        _ => {
+                            fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
+                            fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
+                        }
+                    }
                 }
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
-                    fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
-                }
-                Err(_) => fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?,
+                Err(e) => return Err(Error::write(&path, e)),
             }
             self.dirs.insert(path.clone());
         }
         path.push(&mapped[mapped.len() - 1]);
-        // Replace whatever is there (not following a symlink); a directory stays a directory.
-        if let Ok(m) = fs_err::symlink_metadata(&path)
-            && !m.is_dir()
-        {
-            fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
-        }
         Ok(path)
     }
 
@@ -177,7 +197,7 @@ impl Extractor<'_> {
         }
         let path = self.prepare(member, mapped)?;
         #[cfg(unix)]
-        std::os::unix::fs::symlink(&target, &path).map_err(|e| Error::write(&path, e))?;
+        replace(&path, |p| std::os::unix::fs::symlink(&target, p))?;
         #[cfg(not(unix))]
         return Err(self.refuse(member, "symlinks are not supported on this platform"));
         self.out.links_and_dirs += 1;
@@ -212,7 +232,7 @@ impl Extractor<'_> {
             )
         })?;
         let path = self.prepare(member, mapped)?;
-        fs_err::hard_link(&source, &path).map_err(|e| Error::write(&path, e))?;
+        replace(&path, |p| std::fs::hard_link(&source, p))?;
         self.written.insert(stored, path);
         self.out.links_and_dirs += 1;
         Ok(())
@@ -262,9 +282,19 @@ impl Extractor<'_> {
                     // The umask applies, as with `tar` run by a user.
                     options.mode((entry.header().mode().unwrap_or(0o644) & 0o755) | 0o600);
                 }
-                let mut file = options.open(&path).map_err(|e| Error::write(&path, e))?;
-                let n = std::io::copy(&mut entry, &mut file)
-                    .map_err(|e| Error::read(Path::new(self.archive), e))?;
+                let mut file = replace(&path, |p| options.open(p))?;
+                let mut n = 0u64;
+                loop {
+                    let got = entry
+                        .read(&mut self.buffer)
+                        .map_err(|e| Error::read(Path::new(self.archive), e))?;
+                    if got == 0 {
+                        break;
+                    }
+                    std::io::Write::write_all(&mut file, &self.buffer[..got])
+                        .map_err(|e| Error::write(&path, e))?;
+                    n += got as u64;
+                }
                 self.out.files += 1;
                 self.out.bytes += n;
                 self.written.insert(stored, path);
@@ -272,7 +302,7 @@ impl Extractor<'_> {
             tar::EntryType::Directory => {
                 let path = self.prepare(&member, &mapped)?;
                 if !path.is_dir() {
-                    fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
+                    replace(&path, |p| std::fs::create_dir(p))?;
                 }
                 self.out.links_and_dirs += 1;
             }
@@ -312,6 +342,7 @@ pub fn extract_artifact<R: Read>(
         relpaths: Vec::new(),
         written: HashMap::new(),
         dirs: HashSet::new(),
+        buffer: vec![0; 256 << 10],
         out: Extracted::default(),
     };
     let first = entries
