@@ -1,0 +1,475 @@
+//! The artifact catalog (spec §2.1, §3): exploded artifact directories overlaid into one
+//! relative-path namespace, glob include/exclude matching, and the artifact filters of §5.
+//!
+//! Unlike the reference (filesystem order), artifact directories and directory entries are
+//! visited in sorted order, so the winner of a path two artifacts both provide is always the
+//! one whose directory name sorts last, and every output is the same from run to run.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use artifacts::ArtifactName;
+use regex::Regex;
+
+use crate::Error;
+
+/// A glob of the reference's `RecursiveGlobPattern` (§3) as an anchored regex.
+pub fn glob_regex(glob: &str) -> String {
+    let mut re = regex::escape(glob);
+    re = re.replace("/\\*\\*/", "/(.*/)?");
+    if let Some(rest) = re.strip_prefix("\\*\\*/") {
+        re = format!("(.*/)?{rest}");
+    }
+    if let Some(rest) = re.strip_suffix("/\\*\\*") {
+        re = format!("{rest}(/.*)?");
+    }
+    re = re.replace("\\*", "[^/]*").replace("\\?", "[^/]*");
+    format!("^{re}$")
+}
+
+/// Compiled globs.
+#[derive(Debug, Clone, Default)]
+pub struct Globs(Vec<Regex>);
+
+impl Globs {
+    /// Compiles `globs`.
+    pub fn new(globs: &[&str]) -> Self {
+        Globs(
+            globs
+                .iter()
+                .map(|g| Regex::new(&glob_regex(g)).expect("escaped globs are valid regexes"))
+                .collect(),
+        )
+    }
+
+    /// Whether any glob matches `relpath`.
+    pub fn any(&self, relpath: &str) -> bool {
+        self.0.iter().any(|r| r.is_match(relpath))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What a catalog entry is on disk (symlinks not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A real directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link (to anything, even a directory, or dangling).
+    Symlink,
+}
+
+/// One path of the overlaid namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The file on disk (inside the artifact that provided it last).
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: EntryKind,
+}
+
+/// Selected artifact directories overlaid into one namespace.
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactCatalog {
+    /// `(artifact, manifest path that exists)`, in sorted artifact order.
+    pub basedirs: Vec<(ArtifactName, PathBuf)>,
+    entries: Vec<(String, Entry)>,
+    index: HashMap<String, usize>,
+    includes: Globs,
+    excludes: Globs,
+}
+
+fn io(path: &Path, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: e,
+    }
+}
+
+/// The entries of `dir`, sorted by name.
+fn sorted_dir(dir: &Path) -> Result<Vec<fs_err::DirEntry>, Error> {
+    let mut entries = fs_err::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| io(dir, e))?;
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    Ok(entries)
+}
+
+impl ArtifactCatalog {
+    /// Catalogs the artifact directories of `artifact_dir` that `filter` accepts; `includes`
+    /// (when not empty) and `excludes` select the relative paths [`Self::matches`] yields.
+    pub fn new(
+        artifact_dir: &Path,
+        filter: impl Fn(&ArtifactName) -> bool,
+        includes: &[&str],
+        excludes: &[&str],
+    ) -> Result<Self, Error> {
+        let mut catalog = ArtifactCatalog {
+            includes: Globs::new(includes),
+            excludes: Globs::new(excludes),
+            ..Self::default()
+        };
+        for dir in sorted_dir(artifact_dir)? {
+            let path = dir.path();
+            let Some(name) = dir
+                .file_name()
+                .to_str()
+                .and_then(ArtifactName::from_dir_name)
+            else {
+                continue;
+            };
+            if !path.is_dir() || !filter(&name) {
+                continue;
+            }
+            let manifest = path.join(artifacts::MANIFEST_NAME);
+            let Ok(text) = fs_err::read_to_string(&manifest) else {
+                continue;
+            };
+            for line in text.split('\n').filter(|l| !l.is_empty()) {
+                let base = path.join(line);
+                if base.is_dir() {
+                    catalog.basedirs.push((name.clone(), base.clone()));
+                    catalog.scan(&base, "")?;
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    fn record(&mut self, relpath: String, entry: Entry) {
+        if let Some(&i) = self.index.get(&relpath) {
+            self.entries[i].1 = entry;
+        } else {
+            self.index.insert(relpath.clone(), self.entries.len());
+            self.entries.push((relpath, entry));
+        }
+    }
+
+    fn scan(&mut self, dir: &Path, prefix: &str) -> Result<(), Error> {
+        for e in sorted_dir(dir)? {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let relpath = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let ty = e.file_type().map_err(|err| io(&e.path(), err))?;
+            let kind = if ty.is_symlink() {
+                EntryKind::Symlink
+            } else if ty.is_dir() {
+                EntryKind::Dir
+            } else {
+                EntryKind::File
+            };
+            self.record(
+                relpath.clone(),
+                Entry {
+                    path: e.path(),
+                    kind,
+                },
+            );
+            if kind == EntryKind::Dir {
+                self.scan(&e.path(), &relpath)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The artifacts that contributed a directory.
+    pub fn artifact_names(&self) -> impl Iterator<Item = &ArtifactName> {
+        self.basedirs.iter().map(|(n, _)| n)
+    }
+
+    /// Every path passing the includes and excludes, parents before children.
+    pub fn matches(&self) -> impl Iterator<Item = (&str, &Entry)> {
+        self.entries.iter().filter_map(|(rel, entry)| {
+            let included = self.includes.is_empty() || self.includes.any(rel);
+            (included && !self.excludes.any(rel)).then_some((rel.as_str(), entry))
+        })
+    }
+}
+
+/// Artifact names of the core package (§5).
+pub const CORE_NAMES: [&str; 27] = [
+    "amd-dbgapi",
+    "amd-llvm",
+    "aqlprofile",
+    "base",
+    "core-amdsmi",
+    "core-hip",
+    "core-kpack",
+    "core-ocl",
+    "core-hipinfo",
+    "core-runtime",
+    "hipfile",
+    "hipify",
+    "host-blas",
+    "host-suite-sparse",
+    "rocdecode",
+    "rocgdb",
+    "rocjpeg",
+    "rocprofiler-sdk",
+    "rocr-debug-agent",
+    "sysdeps",
+    "sysdeps-amd-mesa",
+    "sysdeps-expat",
+    "sysdeps-gmp",
+    "sysdeps-mpfr",
+    "sysdeps-ncurses",
+    "sysdeps-util-linux",
+    "wsl-rocdxg",
+];
+
+/// Artifact names of the libraries package.
+pub const LIB_NAMES: [&str; 10] = [
+    "blas",
+    "fft",
+    "hipdnn",
+    "miopen",
+    "miopenprovider",
+    "hipblasltprovider",
+    "hipkernelprovider",
+    "rand",
+    "rccl",
+    "rpp",
+];
+
+/// Paths the core package leaves to the profiler package.
+pub const CORE_EXCLUDES: [&str; 8] = [
+    "**/cmake/**",
+    "bin/rocprof-*",
+    "include/rocprofiler-systems/**",
+    "lib/librocprof-sys*",
+    "lib/python/site-packages/rocprofsys/**",
+    "lib/rocprofiler-systems/**",
+    "libexec/rocprofiler-systems/**",
+    "share/**/rocprofiler-systems/**",
+];
+
+/// The paths of the profiler package.
+pub const PROFILER_WHEEL_INCLUDES: [&str; 12] = [
+    "bin/rocprof-sys-*",
+    "include/rocprofiler-systems/**",
+    "lib/librocprof-sys*",
+    "lib/libprofiler-hub.so*",
+    "lib/python/site-packages/rocprofsys/**",
+    "lib/rocprofiler-systems/**",
+    "libexec/rocprofiler-systems/**",
+    "share/**/rocprofiler-systems/**",
+    "bin/rocprof-*",
+    "libexec/rocprofiler-compute/**",
+    "lib/rocprofiler-compute/**",
+    "share/**/rocprofiler-compute/**",
+];
+
+/// The core package's artifacts.
+pub fn core_filter(a: &ArtifactName) -> bool {
+    (CORE_NAMES.contains(&a.name()) && matches!(a.component(), "lib" | "run"))
+        || (a.name() == "rocjitsu-hotswap" && a.component() == "lib")
+        || (matches!(a.name(), "core-hip" | "core-ocl") && a.component() == "dev")
+}
+
+/// The libraries package's artifacts for target family `family` (plus generic ones).
+pub fn libraries_filter(family: &str) -> impl Fn(&ArtifactName) -> bool + '_ {
+    move |a| {
+        LIB_NAMES.contains(&a.name())
+            && a.component() == "lib"
+            && (a.target_family() == family || a.target_family() == "generic")
+    }
+}
+
+/// The device package's artifacts for GPU target `target` (xnack variants merged).
+pub fn device_filter(target: &str) -> impl Fn(&ArtifactName) -> bool + '_ {
+    move |a| {
+        LIB_NAMES.contains(&a.name())
+            && a.name() != "rpp"
+            && a.component() == "lib"
+            && a.target_family() != "generic"
+            && crate::names::base_target(a.target_family()) == target
+    }
+}
+
+/// The profiler package's artifacts.
+pub fn profiler_filter(a: &ArtifactName) -> bool {
+    matches!(a.name(), "rocprofiler-compute" | "rocprofiler-systems")
+        && matches!(a.component(), "lib" | "run")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{
+        ArtifactCatalog, EntryKind, Globs, PROFILER_WHEEL_INCLUDES, core_filter, device_filter,
+        glob_regex,
+    };
+    use artifacts::ArtifactName;
+
+    #[test]
+    fn globs_of_spec_15_2() {
+        for (glob, regex, cases) in [
+            (
+                "**/cmake/**",
+                "^(.*/)?cmake(/.*)?$",
+                &[
+                    ("cmake", true),
+                    ("lib/cmake", true),
+                    ("lib/cmake/hip/hip-config.cmake", true),
+                    ("share/rocm/cmake/x", true),
+                    ("lib/cmakefoo", false),
+                ][..],
+            ),
+            (
+                "bin/rocprof-*",
+                "^bin/rocprof\\-[^/]*$",
+                &[
+                    ("bin/rocprof-compute", true),
+                    ("bin/rocprof-sys-run", true),
+                    ("bin/rocprofv3", false),
+                    ("bin/sub/rocprof-x", false),
+                ][..],
+            ),
+            (
+                "share/**/rocprofiler-systems/**",
+                "^share/(.*/)?rocprofiler\\-systems(/.*)?$",
+                &[
+                    ("share/rocprofiler-systems", true),
+                    ("share/doc/rocprofiler-systems/README", true),
+                    ("share/rocprofiler-systems-x", false),
+                ][..],
+            ),
+            (
+                "include/rocprofiler-systems/**",
+                "^include/rocprofiler\\-systems(/.*)?$",
+                &[][..],
+            ),
+            (
+                "lib/libprofiler-hub.so*",
+                "^lib/libprofiler\\-hub\\.so[^/]*$",
+                &[
+                    ("lib/libprofiler-hub.so.0", true),
+                    ("lib/libprofiler-hubXso", false),
+                ][..],
+            ),
+            ("**", "^[^/]*[^/]*$", &[("lib", true), ("lib/x", false)][..]),
+            (
+                "a?b",
+                "^a[^/]*b$",
+                &[("axxb", true), ("a/b", false), ("ab", true)][..],
+            ),
+            ("lib/*.so.?", "^lib/[^/]*\\.so\\.[^/]*$", &[][..]),
+        ] {
+            assert_eq!(glob_regex(glob), regex, "{glob}");
+            let g = Globs::new(&[glob]);
+            for (path, want) in cases {
+                assert_eq!(g.any(path), *want, "{glob} on {path}");
+            }
+        }
+    }
+
+    fn name(n: &str, c: &str, t: &str) -> ArtifactName {
+        ArtifactName::new(n, c, t).unwrap()
+    }
+
+    #[test]
+    fn filters_of_spec_15_10() {
+        let device = device_filter("gfx942");
+        for (n, c, t, want) in [
+            ("blas", "lib", "gfx942", true),
+            ("rccl", "lib", "gfx942", true),
+            ("hipkernelprovider", "lib", "gfx942", true),
+            ("blas", "lib", "generic", false),
+            ("blas", "lib", "gfx1100", false),
+            ("blas", "test", "gfx942", false),
+            ("core-hip", "lib", "gfx942", false),
+            ("blas", "lib", "gfx942:xnack+", true),
+            ("blas", "lib", "gfx950:xnack+", false),
+            ("rpp", "lib", "gfx942", false),
+        ] {
+            assert_eq!(device(&name(n, c, t)), want, "{n} {c} {t}");
+        }
+        assert!(core_filter(&name("rocjitsu-hotswap", "lib", "generic")));
+        assert!(!core_filter(&name("rocjitsu", "lib", "generic")));
+        assert!(!core_filter(&name("rocjitsu-hotswap", "run", "generic")));
+        assert!(core_filter(&name("core-hip", "dev", "generic")));
+        assert!(core_filter(&name("base", "run", "gfx942")));
+    }
+
+    fn artifact(root: &std::path::Path, dir: &str, files: &[(&str, &str)]) {
+        let stage = root.join(dir).join("stage");
+        fs_err::create_dir_all(&stage).unwrap();
+        fs_err::write(
+            root.join(dir).join("artifact_manifest.txt"),
+            "stage\n\nmissing\n",
+        )
+        .unwrap();
+        for (rel, text) in files {
+            let p = stage.join(rel);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, text).unwrap();
+        }
+    }
+
+    #[test]
+    fn catalog_overlays_artifacts_in_sorted_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        artifact(
+            root,
+            "rocprofiler-systems_lib_generic",
+            &[
+                ("lib/librocprof-sys.so.1", "a"),
+                ("lib/libprofiler-hub.so.0", "b"),
+                ("lib/libunrelated-dependency.so.1", "c"),
+            ],
+        );
+        artifact(root, "blas_lib_generic", &[("lib/x.txt", "generic")]);
+        artifact(
+            root,
+            "blas_lib_gfx942",
+            &[("lib/x.txt", "gfx942"), ("lib/y.txt", "y")],
+        );
+        fs_err::create_dir_all(root.join("not_an_artifact_name_at_all")).unwrap();
+        fs_err::create_dir_all(root.join("fft_lib_generic")).unwrap(); // no manifest
+        fs_err::write(root.join("rand_lib_generic"), "a file").unwrap();
+        std::os::unix::fs::symlink("x.txt", root.join("blas_lib_gfx942/stage/lib/link")).unwrap();
+
+        let profiler =
+            ArtifactCatalog::new(root, super::profiler_filter, &PROFILER_WHEEL_INCLUDES, &[])
+                .unwrap();
+        let got: Vec<&str> = profiler.matches().map(|(r, _)| r).collect();
+        assert_eq!(got, ["lib/libprofiler-hub.so.0", "lib/librocprof-sys.so.1"]);
+
+        let all = ArtifactCatalog::new(root, |_| true, &[], &[]).unwrap();
+        let names: Vec<String> = all.artifact_names().map(ArtifactName::dir_name).collect();
+        assert_eq!(
+            names,
+            [
+                "blas_lib_generic",
+                "blas_lib_gfx942",
+                "rocprofiler-systems_lib_generic"
+            ]
+        );
+        let x = all.matches().find(|(r, _)| *r == "lib/x.txt").unwrap().1;
+        assert_eq!(
+            fs_err::read_to_string(&x.path).unwrap(),
+            "gfx942",
+            "the last artifact in sorted order wins"
+        );
+        let rels: Vec<&str> = all.matches().map(|(r, _)| r).collect();
+        assert_eq!(rels[0], "lib", "parents first");
+        assert_eq!(
+            all.matches()
+                .find(|(r, _)| *r == "lib/link")
+                .unwrap()
+                .1
+                .kind,
+            EntryKind::Symlink
+        );
+        let excluded = ArtifactCatalog::new(root, |_| true, &[], &["lib/*.txt"]).unwrap();
+        assert!(excluded.matches().all(|(r, _)| !r.contains(".txt")));
+    }
+}

@@ -1,0 +1,267 @@
+//! `--{linux,windows}-amdgpu-families` (spec §1.2): list parsing and expansion of families to
+//! GPU targets through `cmake/therock_amdgpu_targets.cmake`; and the default version (§1.1).
+
+use std::collections::BTreeSet;
+
+use crate::Error;
+
+/// Parses a family list: `;` and `,` separate, items trimmed, empties dropped; an empty result
+/// is `None` (the platform does not take part).
+pub fn parse_family_list(value: &str) -> Option<Vec<String>> {
+    let items: Vec<String> = value
+        .replace(';', ",")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!items.is_empty()).then_some(items)
+}
+
+/// Family → targets, from the `therock_add_amdgpu_target(...)` calls of the cmake file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FamilyMap {
+    /// In file order; every target is also a family of itself.
+    families: Vec<(String, Vec<String>)>,
+}
+
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '"' {
+            chars.next();
+            let mut s = String::new();
+            for c in chars.by_ref() {
+                if c == '"' {
+                    break;
+                }
+                s.push(c);
+            }
+            out.push(s);
+        } else {
+            let mut s = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() || c == '"' {
+                    break;
+                }
+                s.push(c);
+                chars.next();
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+impl FamilyMap {
+    /// Parses the text of `therock_amdgpu_targets.cmake`.
+    pub fn parse(cmake: &str) -> Self {
+        let mut map = FamilyMap::default();
+        let mut rest = cmake;
+        while let Some(at) = rest.find("therock_add_amdgpu_target(") {
+            let args_start = at + "therock_add_amdgpu_target(".len();
+            let Some(len) = rest[args_start..].find(')') else {
+                break;
+            };
+            let args: String = rest[args_start..args_start + len]
+                .lines()
+                .map(|l| l.split('#').next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            rest = &rest[args_start + len..];
+            let toks = tokens(&args);
+            let Some(target) = toks.first() else {
+                continue;
+            };
+            map.add(target, target);
+            if let Some(f) = toks.iter().position(|t| t == "FAMILY") {
+                for family in toks[f + 1..]
+                    .iter()
+                    .take_while(|t| *t != "EXCLUDE_TARGET_PROJECTS")
+                {
+                    map.add(family, target);
+                }
+            }
+        }
+        map
+    }
+
+    fn add(&mut self, family: &str, target: &str) {
+        match self.families.iter_mut().find(|(f, _)| f == family) {
+            Some((_, targets)) => {
+                if !targets.iter().any(|t| t == target) {
+                    targets.push(target.to_owned());
+                }
+            }
+            None => self
+                .families
+                .push((family.to_owned(), vec![target.to_owned()])),
+        }
+    }
+
+    /// The targets of `families`, in order, de-duplicated; unknown families are an error
+    /// listing them and every known family.
+    pub fn expand(&self, families: &[String]) -> Result<Vec<String>, Error> {
+        let unknown: Vec<&String> = families
+            .iter()
+            .filter(|f| !self.families.iter().any(|(k, _)| k == *f))
+            .collect();
+        if !unknown.is_empty() {
+            let known: BTreeSet<&str> = self.families.iter().map(|(k, _)| k.as_str()).collect();
+            let unknown: Vec<String> = unknown.iter().map(|u| format!("'{u}'")).collect();
+            return Err(Error::Invalid(format!(
+                "Unknown AMD GPU families: [{}]. Known families: {}",
+                unknown.join(", "),
+                known.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let mut out: Vec<String> = Vec::new();
+        for f in families {
+            let (_, targets) = self.families.iter().find(|(k, _)| k == f).expect("checked");
+            for t in targets {
+                if !out.contains(t) {
+                    out.push(t.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The default version (§1.1): `rocm-version` of `version.json` + `.dev0`.
+pub fn default_version(version_json: &str) -> Result<String, Error> {
+    let doc: serde_json::Value = serde_json::from_str(version_json)
+        .map_err(|e| Error::Invalid(format!("version.json: {e}")))?;
+    let version = doc
+        .get("rocm-version")
+        .and_then(serde_json::Value::as_str)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| Error::Invalid("rocm-version must be set in version.json".to_owned()))?;
+    if let Some(meta) = doc.get("release-metadata") {
+        let meta = meta.as_object().ok_or_else(|| {
+            Error::Invalid("release-metadata in version.json must be an object".to_owned())
+        })?;
+        if let Some(date) = meta.get("base-date").and_then(serde_json::Value::as_str)
+            && !date.is_empty()
+            && !valid_yyyymmdd(date)
+        {
+            return Err(Error::Invalid(format!(
+                "base-date in version.json must be a YYYYMMDD date, got {date:?}"
+            )));
+        }
+    }
+    Ok(format!("{version}.dev0"))
+}
+
+fn valid_yyyymmdd(date: &str) -> bool {
+    if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let (y, m, d): (u32, u32, u32) = (
+        date[..4].parse().unwrap_or(0),
+        date[4..6].parse().unwrap_or(0),
+        date[6..].parse().unwrap_or(0),
+    );
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FamilyMap, default_version, parse_family_list};
+
+    const CMAKE: &str = r#"
+# A comment with therock_add_amdgpu_target(ignored) inside is still a call in the reference.
+therock_add_amdgpu_target(gfx908 "MI100" FAMILY dcgpu-all gfx90X-all gfx90X-dcgpu
+  EXCLUDE_TARGET_PROJECTS hipBLASLt)
+therock_add_amdgpu_target(gfx90a "MI210/250" FAMILY dcgpu-all gfx90X-all gfx90X-dcgpu)
+therock_add_amdgpu_target(gfx942 "MI300A/MI300X" FAMILY dcgpu-all gfx94X-all gfx94X-dcgpu)
+therock_add_amdgpu_target(gfx950 "MI355X" FAMILY dcgpu-all gfx950-all gfx950-dcgpu)
+therock_add_amdgpu_target(gfx1100 "AMD RX 7900 XTX" FAMILY dgpu-all gfx110X-all gfx110X-dgpu)
+therock_add_amdgpu_target(gfx1101 "AMD RX 7800 XT" FAMILY dgpu-all gfx110X-all # trailing
+  gfx110X-dgpu)
+therock_add_amdgpu_target(gfx1102 "AMD RX 7700S" FAMILY dgpu-all gfx110X-all gfx110X-dgpu)
+therock_add_amdgpu_target(gfx1103 "AMD Radeon 780M" FAMILY igpu-all gfx110X-all gfx110X-igpu)
+therock_add_amdgpu_target(gfx1200 "AMD RX 9060" FAMILY dgpu-all gfx120X-all)
+therock_add_amdgpu_target(gfx1201 "AMD RX 9070" FAMILY dgpu-all gfx120X-all)
+"#;
+
+    #[test]
+    fn lists_parse_as_the_reference() {
+        assert_eq!(
+            parse_family_list("gfx94X-dcgpu;gfx110X-all").unwrap(),
+            ["gfx94X-dcgpu", "gfx110X-all"]
+        );
+        assert_eq!(parse_family_list(" ; , "), None);
+        assert_eq!(parse_family_list("a,,b;").unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn families_expand_to_targets() {
+        let map = FamilyMap::parse(CMAKE);
+        let expand = |f: &[&str]| {
+            map.expand(&f.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap()
+        };
+        assert_eq!(expand(&["gfx94X-dcgpu"]), ["gfx942"]);
+        assert_eq!(
+            expand(&["gfx110X-all"]),
+            ["gfx1100", "gfx1101", "gfx1102", "gfx1103"]
+        );
+        assert_eq!(expand(&["gfx120X-all"]), ["gfx1200", "gfx1201"]);
+        assert_eq!(
+            expand(&["dcgpu-all"]),
+            ["gfx908", "gfx90a", "gfx942", "gfx950"]
+        );
+        assert_eq!(expand(&["gfx942"]), ["gfx942"]);
+        assert_eq!(
+            expand(&["gfx942", "gfx94X-dcgpu", "gfx1100"]),
+            ["gfx942", "gfx1100"]
+        );
+        let err = map.expand(&["nope".to_owned()]).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "Unknown AMD GPU families: ['nope']. Known families: dcgpu-all, dgpu-all, gfx1100,"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("hipBLASLt"));
+    }
+
+    #[test]
+    fn default_version_from_version_json() {
+        let ok = r#"{"rocm-version": "10.2.0", "release-metadata": {"base-date": ""}}"#;
+        assert_eq!(default_version(ok).unwrap(), "10.2.0.dev0");
+        assert_eq!(
+            default_version(
+                r#"{"rocm-version": "7.1.0", "release-metadata": {"base-date": "20240229"}}"#
+            )
+            .unwrap(),
+            "7.1.0.dev0"
+        );
+        for bad in [
+            "{}",
+            r#"{"rocm-version": ""}"#,
+            r#"{"rocm-version": 7}"#,
+            r#"{"rocm-version": "7", "release-metadata": []}"#,
+            r#"{"rocm-version": "7", "release-metadata": {"base-date": "20230229"}}"#,
+            r#"{"rocm-version": "7", "release-metadata": {"base-date": "2024-1-1"}}"#,
+        ] {
+            assert!(default_version(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            default_version("{}").unwrap_err().to_string(),
+            "rocm-version must be set in version.json"
+        );
+    }
+}
