@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use artifacts::ArtifactName;
 use regex::Regex;
 
-use crate::Error;
+use crate::{Error, io};
 
 /// A glob of the reference's `RecursiveGlobPattern` (§3) as an anchored regex.
 pub fn glob_regex(glob: &str) -> String {
@@ -81,13 +81,6 @@ pub struct ArtifactCatalog {
     index: HashMap<String, usize>,
     includes: Globs,
     excludes: Globs,
-}
-
-fn io(path: &Path, e: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source: e,
-    }
 }
 
 /// The entries of `dir`, sorted by name.

@@ -6,9 +6,14 @@ pub mod catalog;
 pub mod families;
 pub mod names;
 pub mod params;
+pub mod populate;
 pub mod pyrepr;
+pub mod stub;
 
-use std::path::PathBuf;
+#[cfg(test)]
+mod populate_tests;
+
+use std::path::{Path, PathBuf};
 
 pub use catalog::{ArtifactCatalog, Entry, EntryKind};
 pub use names::{Logical, Naming};
@@ -28,4 +33,33 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+}
+
+pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Writes `data` to `dest` (replacing a file there) with permission bits `mode`.
+pub(crate) fn write_file(dest: &Path, data: &[u8], mode: u32) -> Result<(), Error> {
+    if fs_err::symlink_metadata(dest).is_ok() {
+        fs_err::remove_file(dest).map_err(|e| io(dest, e))?;
+    }
+    let mut options = fs_err::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    fs_err::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(dest).map_err(|e| io(dest, e))?;
+    std::io::Write::write_all(&mut file, data).map_err(|e| io(dest, e))?;
+    #[cfg(unix)]
+    {
+        // The umask may have cleared bits the source had.
+        let perms = std::os::unix::fs::PermissionsExt::from_mode(mode);
+        fs_err::set_permissions(dest, perms).map_err(|e| io(dest, e))?;
+    }
+    Ok(())
 }

@@ -1,0 +1,244 @@
+//! The population engine of the runtime packages (spec §8.1–§8.3): the catalog's paths are
+//! copied into the package's platform tree, SONAME symlink chains collapse to the file named
+//! by the SONAME (the other names become aliases the devel package recreates), symlinks to
+//! executables become exe stubs, and every ELF gets its RPATH extended towards its dependency
+//! packages and written as `DT_RPATH` — in-process, one read and one write per file, files in
+//! parallel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use elf_patch::{Edit, FileType};
+use rayon::prelude::*;
+
+use crate::catalog::{ArtifactCatalog, EntryKind};
+use crate::names::Logical;
+use crate::stub::StubCache;
+use crate::{Error, io};
+
+/// A directory of another package a package's ELF files find libraries in: `subdir` of the
+/// platform package `platform` (e.g. `_rocm_sdk_core`, `lib/llvm/lib`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpathDep {
+    /// The dependency's platform package name.
+    pub platform: String,
+    /// A directory inside it.
+    pub subdir: String,
+}
+
+/// One package instance being staged.
+#[derive(Debug, Clone)]
+pub struct Package {
+    /// Which package.
+    pub logical: Logical,
+    /// Its target family or GPU target, if target-specific.
+    pub target: Option<String>,
+    /// `<dest>/<staging name>`.
+    pub staging: PathBuf,
+    /// The platform package (`_rocm_sdk_core{N}`).
+    pub platform_name: String,
+    /// Where its ELF files look for libraries, in order.
+    pub rpath_deps: Vec<RpathDep>,
+    /// Relative path → written file.
+    pub materialized: BTreeMap<String, PathBuf>,
+    /// Relative path → the SONAME it is an alias of (not written).
+    pub soname_aliases: BTreeMap<String, String>,
+}
+
+/// What to do with one catalog path.
+enum Job {
+    Copy { relpath: String, source: PathBuf },
+    Stub { relpath: String, link_text: String },
+}
+
+/// The RPATH entries of a file at `relpath` inside a platform package (spec §10.4): as many
+/// `..` as `relpath` has components, then the dependency's platform package and subdirectory.
+pub fn rpath_entries(relpath: &str, deps: &[RpathDep]) -> Vec<String> {
+    let up = vec![".."; relpath.split('/').filter(|c| !c.is_empty()).count()].join("/");
+    deps.iter()
+        .map(|d| format!("$ORIGIN/{up}/{}/{}", d.platform, d.subdir))
+        .collect()
+}
+
+/// The edit of a runtime ELF: the dependency entries appended to its search path, written as
+/// `DT_RPATH` (the reference's `--add-rpath` calls then `--set-rpath --force-rpath`).
+pub fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
+    Edit {
+        add_rpath: rpath_entries(relpath, deps),
+        force_rpath: true,
+        ..Edit::default()
+    }
+}
+
+/// Copies `source` to `dest` (mode kept plus owner-write, mtime kept); an executable or shared
+/// object gets `edit` applied on the way, when it has a dynamic section (a static program has
+/// no search path to extend).
+pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result<(), Error> {
+    let meta = fs_err::metadata(source).map_err(|e| io(source, e))?;
+    let mut data = fs_err::read(source).map_err(|e| io(source, e))?;
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if let Some(edit) = edit
+        && matches!(
+            elf_patch::classify_bytes(&name, &data),
+            FileType::Exe | FileType::So
+        )
+        && elf_patch::Elf::parse(&data).is_ok_and(|e| e.has_string_table())
+    {
+        match elf_patch::patch(&data, edit) {
+            Ok(Some(patched)) => data = patched,
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Error::Invalid(format!(
+                    "{}: cannot extend the RPATH: {e}",
+                    source.display()
+                )));
+            }
+        }
+    }
+    if let Some(parent) = dest.parent() {
+        fs_err::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    }
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) | 0o200;
+    #[cfg(not(unix))]
+    let mode = 0o644;
+    crate::write_file(dest, &data, mode)?;
+    if let Ok(mtime) = meta.modified() {
+        let file = fs_err::File::options()
+            .write(true)
+            .open(dest)
+            .map_err(|e| io(dest, e))?;
+        file.file().set_modified(mtime).map_err(|e| io(dest, e))?;
+    }
+    Ok(())
+}
+
+/// The SONAME of a shared object, or `None`.
+fn soname_of(path: &Path) -> Result<Option<String>, Error> {
+    elf_patch::read_file(path)
+        .map(|i| i.soname.filter(|s| !s.is_empty()))
+        .map_err(|e| Error::Invalid(e.to_string()))
+}
+
+impl Package {
+    /// A package staged under `staging` with platform package `platform_name`.
+    pub fn new(
+        logical: Logical,
+        target: Option<String>,
+        staging: PathBuf,
+        platform_name: String,
+        rpath_deps: Vec<RpathDep>,
+    ) -> Self {
+        Package {
+            logical,
+            target,
+            staging,
+            platform_name,
+            rpath_deps,
+            materialized: BTreeMap::new(),
+            soname_aliases: BTreeMap::new(),
+        }
+    }
+
+    /// `<staging>/platform/<platform_name>`, created with an empty `__init__.py`.
+    pub fn platform_dir(&self) -> Result<PathBuf, Error> {
+        let dir = self.staging.join("platform").join(&self.platform_name);
+        fs_err::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let init = dir.join("__init__.py");
+        if !init.exists() {
+            fs_err::write(&init, "").map_err(|e| io(&init, e))?;
+        }
+        Ok(dir)
+    }
+
+    /// Stages the runtime files of `catalog` (spec §8.1). Paths this package already has are
+    /// skipped. Returns the number of files written.
+    pub fn populate_runtime(
+        &mut self,
+        catalog: &ArtifactCatalog,
+        stubs: &StubCache,
+        elf_fixups: bool,
+    ) -> Result<usize, Error> {
+        let platform = self.platform_dir()?;
+        let mut jobs = Vec::new();
+        for (relpath, entry) in catalog.matches() {
+            if self.materialized.contains_key(relpath) || self.soname_aliases.contains_key(relpath)
+            {
+                continue;
+            }
+            let basename = relpath.rsplit('/').next().unwrap_or(relpath);
+            match entry.kind {
+                EntryKind::Dir => {
+                    let dir = platform.join(relpath);
+                    fs_err::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+                }
+                EntryKind::Symlink => {
+                    let Ok(resolved) = fs_err::canonicalize(&entry.path) else {
+                        continue; // dangling: dropped
+                    };
+                    if resolved.is_dir() {
+                        continue; // a link to a directory: dropped
+                    }
+                    let kind = elf_patch::file_type(&resolved).map_err(|e| io(&resolved, e))?;
+                    if kind == FileType::So
+                        && let Some(soname) = soname_of(&resolved)?
+                        && soname != basename
+                    {
+                        self.soname_aliases.insert(relpath.to_owned(), soname);
+                        continue;
+                    }
+                    if kind == FileType::Exe {
+                        let text =
+                            fs_err::read_link(&entry.path).map_err(|e| io(&entry.path, e))?;
+                        jobs.push(Job::Stub {
+                            relpath: relpath.to_owned(),
+                            link_text: text.to_string_lossy().into_owned(),
+                        });
+                    } else {
+                        jobs.push(Job::Copy {
+                            relpath: relpath.to_owned(),
+                            source: resolved,
+                        });
+                    }
+                }
+                EntryKind::File => {
+                    let kind = elf_patch::file_type(&entry.path).map_err(|e| io(&entry.path, e))?;
+                    if kind == FileType::So
+                        && let Some(soname) = soname_of(&entry.path)?
+                        && soname != basename
+                    {
+                        self.soname_aliases.insert(relpath.to_owned(), soname);
+                        continue;
+                    }
+                    jobs.push(Job::Copy {
+                        relpath: relpath.to_owned(),
+                        source: entry.path.clone(),
+                    });
+                }
+            }
+        }
+        let deps = &self.rpath_deps;
+        let written: Vec<(String, PathBuf)> = jobs
+            .into_par_iter()
+            .map(|job| match job {
+                Job::Copy { relpath, source } => {
+                    let dest = platform.join(&relpath);
+                    let edit = elf_fixups.then(|| runtime_edit(&relpath, deps));
+                    copy_with_edit(&source, &dest, edit.as_ref())?;
+                    Ok((relpath, dest))
+                }
+                Job::Stub { relpath, link_text } => {
+                    let dest = platform.join(&relpath);
+                    stubs.get()?.write(&dest, &link_text)?;
+                    Ok((relpath, dest))
+                }
+            })
+            .collect::<Result<_, Error>>()?;
+        let n = written.len();
+        self.materialized.extend(written);
+        Ok(n)
+    }
+}

@@ -1,0 +1,297 @@
+//! The staging example of spec §15.8 with real ELF files built by `cc`: SONAME chains, exe
+//! symlinks, dangling links, RPATHs; then the staged trees are put side by side as pip would
+//! install them, a library is loaded and a stub is run.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::Command;
+
+use rock_ci_test_support::elf::{cc, readelf_dynamic};
+
+use crate::catalog::{ArtifactCatalog, CORE_EXCLUDES, core_filter, libraries_filter};
+use crate::names::Logical;
+use crate::populate::{Package, RpathDep};
+use crate::stub::StubCache;
+
+fn stage(root: &Path, artifact: &str) -> std::path::PathBuf {
+    let dir = root.join(artifact);
+    let stage = dir.join("stage");
+    fs_err::create_dir_all(&stage).unwrap();
+    fs_err::write(dir.join("artifact_manifest.txt"), "stage\n").unwrap();
+    stage
+}
+
+fn mkdirs(p: &Path) {
+    fs_err::create_dir_all(p).unwrap();
+}
+
+/// Artifacts of §15.8 (the kpack device part aside).
+fn artifacts(root: &Path) {
+    let hip = stage(root, "core-hip_lib_generic");
+    mkdirs(&hip.join("lib/llvm/bin"));
+    cc(
+        &hip.join("lib"),
+        "libamdhip64.so.7.1.0",
+        "int hip_value(void) { return 7; }\n",
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libamdhip64.so.7",
+            "-Wl,--enable-new-dtags,-rpath,$ORIGIN",
+        ],
+    );
+    symlink("libamdhip64.so.7.1.0", hip.join("lib/libamdhip64.so.7")).unwrap();
+    symlink("libamdhip64.so.7", hip.join("lib/libamdhip64.so")).unwrap();
+    cc(
+        &hip.join("lib/llvm/bin"),
+        "clang-20",
+        "#include <stdio.h>\nint main(int c, char **v) { printf(\"clang-20 %s\\n\", c > 1 ? v[1] : \"\"); return 0; }\n",
+        &["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"],
+    );
+    symlink("clang-20", hip.join("lib/llvm/bin/clang")).unwrap();
+    symlink("nope", hip.join("lib/dangling")).unwrap();
+    symlink("llvm", hip.join("lib/dirlink")).unwrap();
+    // Build-tree leftovers the compiler wrote next to the outputs.
+    for junk in ["lib/libamdhip64.so.7.1.0.c", "lib/llvm/bin/clang-20.c"] {
+        fs_err::remove_file(hip.join(junk)).unwrap();
+    }
+    let dev = stage(root, "core-hip_dev_generic");
+    mkdirs(&dev.join("include/hip"));
+    mkdirs(&dev.join("lib/cmake/hip"));
+    fs_err::write(dev.join("include/hip/hip_runtime.h"), "// hip\n").unwrap();
+    fs_err::write(dev.join("lib/cmake/hip/hip-config.cmake"), "# cmake\n").unwrap();
+    let blas = stage(root, "blas_lib_generic");
+    mkdirs(&blas.join("lib"));
+    let hip_lib = hip.join("lib");
+    let link_dir = format!("-L{}", hip_lib.display());
+    cc(
+        &blas.join("lib"),
+        "librocblas.so.5.0",
+        "int hip_value(void);\nint blas_value(void) { return hip_value() * 6; }\n",
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,librocblas.so.5",
+            &link_dir,
+            "-l:libamdhip64.so.7",
+        ],
+    );
+    fs_err::remove_file(blas.join("lib/librocblas.so.5.0.c")).unwrap();
+    symlink("librocblas.so.5.0", blas.join("lib/librocblas.so.5")).unwrap();
+    symlink("librocblas.so.5", blas.join("lib/librocblas.so")).unwrap();
+    let readonly = blas.join("lib/readonly.txt");
+    fs_err::write(&readonly, "ro").unwrap();
+    fs_err::set_permissions(
+        &readonly,
+        std::os::unix::fs::PermissionsExt::from_mode(0o400),
+    )
+    .unwrap();
+}
+
+fn core_deps(subdirs: &[&str]) -> Vec<RpathDep> {
+    subdirs
+        .iter()
+        .map(|s| RpathDep {
+            platform: "_rocm_sdk_core".into(),
+            subdir: (*s).into(),
+        })
+        .collect()
+}
+
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs_err::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (art, dest) = (tmp.path().join("artifacts"), tmp.path().join("dest"));
+    artifacts(&art);
+    let stubs = StubCache::new(None, tmp.path().join("stub"));
+
+    let catalog = ArtifactCatalog::new(&art, core_filter, &[], &CORE_EXCLUDES).unwrap();
+    let mut core = Package::new(
+        Logical::Core,
+        None,
+        dest.join("rocm-sdk-core"),
+        "_rocm_sdk_core".into(),
+        core_deps(&["lib/llvm/lib", "lib/rocm_sysdeps/lib"]),
+    );
+    core.populate_runtime(&catalog, &stubs, true).unwrap();
+    let platform = core.platform_dir().unwrap();
+    assert_eq!(
+        files_under(&platform),
+        [
+            "__init__.py",
+            "include/hip/hip_runtime.h",
+            "lib/libamdhip64.so.7",
+            "lib/llvm/bin/clang",
+            "lib/llvm/bin/clang-20"
+        ]
+    );
+    let aliases: Vec<(&str, &str)> = core
+        .soname_aliases
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        aliases,
+        [
+            ("lib/libamdhip64.so", "libamdhip64.so.7"),
+            ("lib/libamdhip64.so.7.1.0", "libamdhip64.so.7")
+        ]
+    );
+    let hip = readelf_dynamic(&platform.join("lib/libamdhip64.so.7"));
+    assert_eq!(
+        (hip.rpath.as_deref(), hip.runpath),
+        (
+            Some(
+                "$ORIGIN:$ORIGIN/../../_rocm_sdk_core/lib/llvm/lib:$ORIGIN/../../_rocm_sdk_core/lib/rocm_sysdeps/lib"
+            ),
+            None
+        )
+    );
+    let clang = readelf_dynamic(&platform.join("lib/llvm/bin/clang-20"));
+    assert_eq!(
+        clang.rpath.as_deref(),
+        Some(
+            "$ORIGIN/../lib:$ORIGIN/../../../../_rocm_sdk_core/lib/llvm/lib:$ORIGIN/../../../../_rocm_sdk_core/lib/rocm_sysdeps/lib"
+        )
+    );
+    assert_eq!(
+        readelf_dynamic(&platform.join("lib/llvm/bin/clang")).rpath,
+        None,
+        "stubs are not patched"
+    );
+
+    let libs_catalog = ArtifactCatalog::new(&art, libraries_filter("gfx942"), &[], &[]).unwrap();
+    let mut libraries = Package::new(
+        Logical::Libraries,
+        None,
+        dest.join("rocm-sdk-libraries"),
+        "_rocm_sdk_libraries".into(),
+        core_deps(&[
+            "lib",
+            "lib/rocm_sysdeps/lib",
+            "lib/host-math/lib",
+            "lib/llvm/lib",
+        ]),
+    );
+    libraries
+        .populate_runtime(&libs_catalog, &stubs, true)
+        .unwrap();
+    let libs_platform = libraries.platform_dir().unwrap();
+    assert_eq!(
+        files_under(&libs_platform),
+        ["__init__.py", "lib/librocblas.so.5", "lib/readonly.txt"]
+    );
+    let blas = readelf_dynamic(&libs_platform.join("lib/librocblas.so.5"));
+    assert_eq!(
+        blas.rpath.as_deref(),
+        Some(
+            "$ORIGIN/../../_rocm_sdk_core/lib:$ORIGIN/../../_rocm_sdk_core/lib/rocm_sysdeps/lib:$ORIGIN/../../_rocm_sdk_core/lib/host-math/lib:$ORIGIN/../../_rocm_sdk_core/lib/llvm/lib"
+        )
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &fs_err::metadata(libs_platform.join("lib/readonly.txt"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(
+        mode & 0o777,
+        0o600,
+        "owner-write added to a read-only source"
+    );
+
+    check_installed(tmp.path(), &[&platform, &libs_platform]);
+}
+
+/// Puts the platform packages side by side as pip installs them, loads the library whose
+/// dependency lives in core, and runs the exe stub directly and through a symlink.
+fn check_installed(tmp: &Path, platforms: &[&Path]) {
+    // As installed: the platform packages side by side in one site-packages.
+    let site = tmp.join("site-packages");
+    mkdirs(&site);
+    for dir in platforms {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(dir)
+            .arg(&site)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let loader = cc(
+        tmp,
+        "loader",
+        "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { void *h = dlopen(v[1], RTLD_NOW); if (!h) { printf(\"%s\\n\", dlerror()); return 1; } int (*f)(void) = (int (*)(void))dlsym(h, \"blas_value\"); printf(\"%d\\n\", f()); return 0; }\n",
+        &["-ldl"],
+    );
+    let out = Command::new(&loader)
+        .arg(site.join("_rocm_sdk_libraries/lib/librocblas.so.5"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "42\n",
+        "libamdhip64 found through the RPATH"
+    );
+    // The stub runs its target from wherever it is installed, with the arguments.
+    let out = Command::new(site.join("_rocm_sdk_core/lib/llvm/bin/clang"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "clang-20 --version\n");
+    assert!(out.status.success());
+    // ...also through a symlink to it placed elsewhere.
+    let elsewhere = tmp.join("bin-clang");
+    symlink(site.join("_rocm_sdk_core/lib/llvm/bin/clang"), &elsewhere).unwrap();
+    let out = Command::new(&elsewhere).arg("x").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "clang-20 x\n");
+}
+
+#[test]
+fn a_stub_whose_target_is_missing_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stubs = StubCache::new(None, tmp.path().join("stub"));
+    let dest = tmp.path().join("pkg/wrappers/tool");
+    stubs.get().unwrap().write(&dest, "../bin/target").unwrap();
+    let out = Command::new(&dest).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("could not exec ") && err.contains("pkg/wrappers/../bin/target"),
+        "{err}"
+    );
+    // Then the target appears: a script printing its argument.
+    mkdirs(&tmp.path().join("pkg/bin"));
+    let target = tmp.path().join("pkg/bin/target");
+    fs_err::write(&target, "#!/bin/sh\necho \"target ran:$1\"\n").unwrap();
+    fs_err::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(&dest).arg("absolute").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "target ran:absolute\n"
+    );
+    assert!(out.stderr.is_empty() && out.status.success());
+    assert!(
+        stubs
+            .get()
+            .unwrap()
+            .write(&tmp.path().join("x"), &"a".repeat(5000))
+            .is_err()
+    );
+}
