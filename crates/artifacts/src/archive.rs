@@ -26,6 +26,8 @@ pub enum Compression {
         /// The level.
         level: u32,
     },
+    /// No compression: a plain `.tar` (the devel tarball by default).
+    None,
 }
 
 impl Compression {
@@ -48,7 +50,7 @@ impl Compression {
         match self {
             Compression::Zstd { .. } => Some(ArchiveFormat::TarZst),
             Compression::Xz { .. } => Some(ArchiveFormat::TarXz),
-            Compression::Gzip { .. } => None,
+            Compression::Gzip { .. } | Compression::None => None,
         }
     }
 }
@@ -90,6 +92,7 @@ enum Encoder {
     Zstd(zstd::stream::write::Encoder<'static, BufWriter<std::fs::File>>),
     Xz(liblzma::write::XzEncoder<BufWriter<std::fs::File>>),
     Gzip(flate2::write::GzEncoder<BufWriter<std::fs::File>>),
+    Plain(BufWriter<std::fs::File>),
 }
 
 impl Write for Encoder {
@@ -98,6 +101,7 @@ impl Write for Encoder {
             Encoder::Zstd(e) => e.write(buf),
             Encoder::Xz(e) => e.write(buf),
             Encoder::Gzip(e) => e.write(buf),
+            Encoder::Plain(e) => e.write(buf),
         }
     }
 
@@ -106,6 +110,7 @@ impl Write for Encoder {
             Encoder::Zstd(e) => e.flush(),
             Encoder::Xz(e) => e.flush(),
             Encoder::Gzip(e) => e.flush(),
+            Encoder::Plain(e) => e.flush(),
         }
     }
 }
@@ -116,6 +121,7 @@ impl Encoder {
             Encoder::Zstd(e) => e.finish()?,
             Encoder::Xz(e) => e.finish()?,
             Encoder::Gzip(e) => e.finish()?,
+            Encoder::Plain(e) => e,
         };
         buffered
             .into_inner()
@@ -164,6 +170,7 @@ impl ArchiveWriter {
                     .mtime(0)
                     .write(out, flate2::Compression::new(level)),
             ),
+            Compression::None => Encoder::Plain(out),
         };
         let mut builder = tar::Builder::new(encoder);
         builder.follow_symlinks(false);
@@ -185,9 +192,10 @@ impl ArchiveWriter {
             .map_err(|e| Error::write(&self.dest, e))
     }
 
-    /// Adds the regular file or symlink at `path` (not following symlinks) as `arcname` with
-    /// normalized metadata: owner 0:0 without names, mtime `mtime`, mode 0644 (0755 when any
-    /// execute bit is set). The same files give the same archive bytes.
+    /// Adds the regular file, directory or symlink at `path` (not following symlinks) as
+    /// `arcname` with normalized metadata: owner 0:0 without names, mtime `mtime`, mode 0644
+    /// (0755 for directories and when any execute bit is set). The same files give the same
+    /// archive bytes.
     pub fn append_normalized(
         &mut self,
         arcname: &str,
@@ -206,6 +214,13 @@ impl ArchiveWriter {
             header.set_size(0);
             self.builder
                 .append_link(&mut header, arcname, target)
+                .map_err(|e| Error::write(&self.dest, e))
+        } else if meta.is_dir() {
+            header.set_entry_type(tar::EntryType::Directory);
+            header.set_mode(0o755);
+            header.set_size(0);
+            self.builder
+                .append_data(&mut header, arcname, std::io::empty())
                 .map_err(|e| Error::write(&self.dest, e))
         } else {
             #[cfg(unix)]

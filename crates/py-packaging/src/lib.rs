@@ -3,6 +3,7 @@
 //! `_dist_info.py` files.
 
 pub mod catalog;
+pub mod devel;
 pub mod families;
 pub mod names;
 pub mod params;
@@ -10,6 +11,8 @@ pub mod populate;
 pub mod pyrepr;
 pub mod stub;
 
+#[cfg(test)]
+mod devel_tests;
 #[cfg(test)]
 mod populate_tests;
 
@@ -33,6 +36,9 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// Writing an archive failed.
+    #[error(transparent)]
+    Archive(#[from] artifacts::Error),
 }
 
 pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
@@ -62,4 +68,9 @@ pub(crate) fn write_file(dest: &Path, data: &[u8], mode: u32) -> Result<(), Erro
         fs_err::set_permissions(dest, perms).map_err(|e| io(dest, e))?;
     }
     Ok(())
+}
+
+/// Appends formatted text to a `String`.
+pub(crate) fn push(s: &mut String, args: std::fmt::Arguments<'_>) {
+    std::fmt::Write::write_fmt(s, args).expect("writing to a String cannot fail");
 }

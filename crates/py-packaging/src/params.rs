@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::Error;
 use crate::names::{Logical, Naming};
 use crate::pyrepr::{repr, repr_opt};
+use crate::{Error, push};
 
 /// What every package of one build shares.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -151,11 +151,6 @@ impl Parameters {
         }
         Ok(s)
     }
-}
-
-/// Appends formatted text.
-fn push(s: &mut String, args: std::fmt::Arguments<'_>) {
-    std::fmt::Write::write_fmt(s, args).expect("writing to a String cannot fail");
 }
 
 #[cfg(test)]

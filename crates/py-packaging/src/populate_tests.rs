@@ -13,7 +13,7 @@ use crate::names::Logical;
 use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 
-fn stage(root: &Path, artifact: &str) -> std::path::PathBuf {
+pub(crate) fn stage(root: &Path, artifact: &str) -> std::path::PathBuf {
     let dir = root.join(artifact);
     let stage = dir.join("stage");
     fs_err::create_dir_all(&stage).unwrap();
@@ -21,12 +21,12 @@ fn stage(root: &Path, artifact: &str) -> std::path::PathBuf {
     stage
 }
 
-fn mkdirs(p: &Path) {
+pub(crate) fn mkdirs(p: &Path) {
     fs_err::create_dir_all(p).unwrap();
 }
 
 /// Artifacts of §15.8 (the kpack device part aside).
-fn artifacts(root: &Path) {
+pub(crate) fn artifacts(root: &Path) {
     let hip = stage(root, "core-hip_lib_generic");
     mkdirs(&hip.join("lib/llvm/bin"));
     cc(
@@ -88,7 +88,7 @@ fn artifacts(root: &Path) {
     .unwrap();
 }
 
-fn core_deps(subdirs: &[&str]) -> Vec<RpathDep> {
+pub(crate) fn core_deps(subdirs: &[&str]) -> Vec<RpathDep> {
     subdirs
         .iter()
         .map(|s| RpathDep {
@@ -98,7 +98,7 @@ fn core_deps(subdirs: &[&str]) -> Vec<RpathDep> {
         .collect()
 }
 
-fn files_under(dir: &Path) -> Vec<String> {
+pub(crate) fn files_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -1,6 +1,7 @@
 //! Python's `repr()` of a `str` (spec §6.5), so generated Python files are byte-identical to
 //! the reference's and hostile strings stay inert data.
 
+use crate::push;
 use unicode_general_category::{GeneralCategory, get_general_category};
 
 /// Whether Python's `str.isprintable()` holds for `c`.
@@ -53,11 +54,6 @@ pub fn repr(s: &str) -> String {
 /// `repr(value)` for an optional string (`None`).
 pub fn repr_opt(value: Option<&str>) -> String {
     value.map_or_else(|| "None".to_owned(), repr)
-}
-
-/// Appends formatted text.
-fn push(s: &mut String, args: std::fmt::Arguments<'_>) {
-    std::fmt::Write::write_fmt(s, args).expect("writing to a String cannot fail");
 }
 
 #[cfg(test)]

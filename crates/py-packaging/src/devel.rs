@@ -1,0 +1,314 @@
+//! Device packages and their link manifests (spec §8.4–§8.5), the devel package and its
+//! tarball (§8.6–§8.7), and the profiler fix-ups (§8.8).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use artifacts::{ArchiveWriter, Compression};
+use elf_patch::{Edit, FileType};
+use rayon::prelude::*;
+
+use crate::catalog::{ArtifactCatalog, EntryKind};
+use crate::populate::{Package, copy_with_edit, runtime_edit};
+use crate::{Error, io};
+
+/// A JSON string literal as Python's `json.dumps` writes it (non-ASCII as `\uXXXX`).
+fn json_string(s: &str) -> String {
+    let text = serde_json::to_string(s).expect("strings serialize");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                crate::push(&mut out, format_args!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// The `.devel_links/<T>.json` document: `json.dumps({"version": V, "links": [...]},
+/// indent=2)`, keys in that order, no final newline (spec §8.5).
+pub fn links_manifest(version: &str, links: &[(String, String)]) -> String {
+    let mut out = format!(
+        "{{\n  \"version\": {},\n  \"links\": ",
+        json_string(version)
+    );
+    if links.is_empty() {
+        out.push_str("[]");
+    } else {
+        out.push_str("[\n");
+        let items: Vec<String> = links
+            .iter()
+            .map(|(relpath, target)| {
+                format!(
+                    "    {{\n      \"relpath\": {},\n      \"target\": {}\n    }}",
+                    json_string(relpath),
+                    json_string(target)
+                )
+            })
+            .collect();
+        out.push_str(&items.join(",\n"));
+        out.push_str("\n  ]");
+    }
+    out.push_str("\n}");
+    out
+}
+
+fn up(relpath: &str) -> String {
+    "../".repeat(relpath.split('/').filter(|c| !c.is_empty()).count())
+}
+
+#[cfg(unix)]
+fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
+    if fs_err::symlink_metadata(link).is_ok() {
+        fs_err::remove_file(link).map_err(|e| io(link, e))?;
+    }
+    if let Some(parent) = link.parent() {
+        fs_err::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    }
+    std::os::unix::fs::symlink(target, link).map_err(|e| io(link, e))
+}
+
+#[cfg(not(unix))]
+fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
+    Err(Error::Invalid(format!(
+        "{}: symlinks to {target} need a POSIX host",
+        link.display()
+    )))
+}
+
+/// The edit that writes an ELF's existing search path as `DT_RPATH` (spec §10.5), if it has
+/// one.
+pub fn normalize_edit(path: &Path) -> Result<Option<Edit>, Error> {
+    let data = fs_err::read(path).map_err(|e| io(path, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if !matches!(
+        elf_patch::classify_bytes(&name, &data),
+        FileType::Exe | FileType::So
+    ) {
+        return Ok(None);
+    }
+    let Ok(info) = elf_patch::read_bytes(&data) else {
+        return Ok(None);
+    };
+    Ok(info.search_path().filter(|p| !p.is_empty()).map(|p| Edit {
+        set_rpath: Some(p.to_owned()),
+        force_rpath: true,
+        ..Edit::default()
+    }))
+}
+
+impl Package {
+    /// Stages a kpack device package (spec §8.4): every matched path is copied (symlinks
+    /// dereferenced, ELF RPATHs extended), and `platform/<name>/.devel_links/<target>.json`
+    /// lists where the devel package links each file.
+    pub fn populate_device(
+        &mut self,
+        catalog: &ArtifactCatalog,
+        version: &str,
+        elf_fixups: bool,
+    ) -> Result<(), Error> {
+        let platform = self.platform_dir()?;
+        let target = self
+            .target
+            .clone()
+            .ok_or_else(|| Error::Invalid("a device package needs a target".into()))?;
+        let mut links = Vec::new();
+        let mut copies = Vec::new();
+        for (relpath, entry) in catalog.matches() {
+            if self.materialized.contains_key(relpath) {
+                continue;
+            }
+            let dest = platform.join(relpath);
+            let is_dir = entry.path.is_dir();
+            if is_dir {
+                fs_err::create_dir_all(&dest).map_err(|e| io(&dest, e))?;
+                continue;
+            }
+            let source = if entry.kind == EntryKind::Symlink {
+                fs_err::canonicalize(&entry.path).map_err(|e| io(&entry.path, e))?
+            } else {
+                entry.path.clone()
+            };
+            links.push((
+                relpath.to_owned(),
+                format!("{}{}/{relpath}", up(relpath), self.platform_name),
+            ));
+            copies.push((relpath.to_owned(), source, dest));
+        }
+        let deps = &self.rpath_deps;
+        copies.par_iter().try_for_each(|(relpath, source, dest)| {
+            let edit = elf_fixups.then(|| runtime_edit(relpath, deps));
+            copy_with_edit(source, dest, edit.as_ref())
+        })?;
+        self.materialized
+            .extend(copies.into_iter().map(|(r, _, d)| (r, d)));
+        let manifest = platform
+            .join(".devel_links")
+            .join(format!("{}.json", artifacts::base_target(&target)));
+        fs_err::create_dir_all(manifest.parent().expect("has a parent"))
+            .map_err(|e| io(&manifest, e))?;
+        fs_err::write(&manifest, links_manifest(version, &links)).map_err(|e| io(&manifest, e))
+    }
+
+    /// Stages the devel package (spec §8.6) from `catalog` (the devel artifact selection):
+    /// paths another package ships become relative symlinks into it, SONAME aliases become
+    /// links to the SONAME, the rest is copied (ELF search paths normalized to `DT_RPATH`).
+    /// Then writes the tarball (§8.7) and removes the platform tree. Returns the tarball.
+    pub fn populate_devel(
+        &mut self,
+        catalog: &ArtifactCatalog,
+        registered: &[&Package],
+        compression: bool,
+        mtime: u64,
+        elf_fixups: bool,
+    ) -> Result<PathBuf, Error> {
+        let platform = self.platform_dir()?;
+        let visible: Vec<&&Package> = registered
+            .iter()
+            .filter(|p| match (&self.target, &p.target) {
+                (Some(mine), Some(theirs)) => mine == theirs,
+                _ => true,
+            })
+            .collect();
+        let mut copies = Vec::new();
+        for (relpath, entry) in catalog.matches() {
+            let dest = platform.join(relpath);
+            if entry.kind == EntryKind::Dir {
+                fs_err::create_dir_all(&dest).map_err(|e| io(&dest, e))?;
+                continue;
+            }
+            if let Some(soname) = visible.iter().find_map(|p| p.soname_aliases.get(relpath)) {
+                make_symlink(soname, &dest)?;
+            } else if let Some(owner) = visible
+                .iter()
+                .find(|p| p.materialized.contains_key(relpath))
+            {
+                make_symlink(
+                    &format!("{}{}/{relpath}", up(relpath), owner.platform_name),
+                    &dest,
+                )?;
+            } else if entry.kind == EntryKind::Symlink {
+                let text = fs_err::read_link(&entry.path).map_err(|e| io(&entry.path, e))?;
+                make_symlink(&text.to_string_lossy(), &dest)?;
+            } else {
+                copies.push((relpath.to_owned(), entry.path.clone(), dest));
+            }
+        }
+        copies.par_iter().try_for_each(|(_, source, dest)| {
+            let edit = if elf_fixups {
+                normalize_edit(source)?
+            } else {
+                None
+            };
+            copy_with_edit(source, dest, edit.as_ref())
+        })?;
+        self.materialized
+            .extend(copies.into_iter().map(|(r, _, d)| (r, d)));
+
+        let pure = crate::names::Logical::Devel.entry().pure_py_package;
+        let name = if compression {
+            "_devel.tar.xz"
+        } else {
+            "_devel.tar"
+        };
+        let tarball = self.staging.join("src").join(pure).join(name);
+        fs_err::create_dir_all(tarball.parent().expect("has a parent"))
+            .map_err(|e| io(&tarball, e))?;
+        let mode = if compression {
+            Compression::Xz {
+                preset: artifacts::DEFAULT_XZ_PRESET,
+            }
+        } else {
+            Compression::None
+        };
+        let mut writer = ArchiveWriter::create(&tarball, mode)?;
+        let root = self.staging.join("platform");
+        write_tree(&mut writer, &root, &platform, mtime)?;
+        writer.finish()?;
+        fs_err::remove_dir_all(&platform).map_err(|e| io(&platform, e))?;
+        Ok(tarball)
+    }
+}
+
+/// Adds the members below `dir` in the reference's order: per directory its files (and links
+/// to files, dangling links), then its sub-directories (and links to directories), then the
+/// contents of each real sub-directory. Names sorted within each group.
+fn write_tree(
+    writer: &mut ArchiveWriter,
+    root: &Path,
+    dir: &Path,
+    mtime: u64,
+) -> Result<(), Error> {
+    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|err| io(dir, err)))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
+    for path in files.iter().chain(&dirs) {
+        let arcname = path
+            .strip_prefix(root)
+            .expect("below the root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        writer.append_normalized(&arcname, path, mtime)?;
+    }
+    for sub in dirs {
+        if !fs_err::symlink_metadata(&sub)
+            .map_err(|e| io(&sub, e))?
+            .file_type()
+            .is_symlink()
+        {
+            write_tree(writer, root, &sub, mtime)?;
+        }
+    }
+    Ok(())
+}
+
+/// The profiler fix-ups (spec §8.8) in `platform`: `libfoo.so.N` gets a `libfoo.so` alias
+/// link (the last dot-suffix dropped) unless one exists, and `bin/rocprof-compute` links to
+/// the libexec launcher when only the latter exists.
+pub fn profiler_fixups(platform: &Path) -> Result<(), Error> {
+    let lib = platform.join("lib");
+    if lib.is_dir() {
+        let patterns = ["librocprof-sys", "libprofiler-hub"];
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for e in fs_err::read_dir(&lib).map_err(|e| io(&lib, e))? {
+            let e = e.map_err(|err| io(&lib, err))?;
+            names.insert(e.file_name().to_string_lossy().into_owned());
+        }
+        for name in &names {
+            let matches = patterns
+                .iter()
+                .any(|p| name.starts_with(p) && name[p.len()..].contains(".so."));
+            let path = lib.join(name);
+            let is_link = fs_err::symlink_metadata(&path)
+                .map_err(|e| io(&path, e))?
+                .file_type()
+                .is_symlink();
+            if !matches || is_link {
+                continue;
+            }
+            let Some((alias, _)) = name.rsplit_once('.') else {
+                continue;
+            };
+            let alias_path = lib.join(alias);
+            if !alias_path.exists() && fs_err::symlink_metadata(&alias_path).is_err() {
+                make_symlink(name, &alias_path)?;
+            }
+        }
+    }
+    let launcher = platform.join("libexec/rocprofiler-compute/rocprof-compute");
+    let bin = platform.join("bin/rocprof-compute");
+    if launcher.exists() && fs_err::symlink_metadata(&bin).is_err() {
+        make_symlink("../libexec/rocprofiler-compute/rocprof-compute", &bin)?;
+    }
+    Ok(())
+}
