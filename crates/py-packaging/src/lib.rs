@@ -10,11 +10,14 @@ pub mod params;
 pub mod populate;
 pub mod pyrepr;
 pub mod stub;
+pub mod wheel;
 
 #[cfg(test)]
 mod devel_tests;
 #[cfg(test)]
 mod populate_tests;
+#[cfg(test)]
+mod wheel_tests;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,514 @@
+//! Wheels written natively (spec §13.3): what a package ships and its metadata come from the
+//! template's own `setup.py`, evaluated once by Python with `setup()` captured (no setuptools
+//! build, no per-file Python); the zip — `.dist-info` with `METADATA`, `WHEEL`,
+//! `entry_points.txt`, `top_level.txt` and `RECORD` last — is written here, deterministically.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine as _;
+use sha2::{Digest as _, Sha256};
+
+use crate::{Error, io};
+
+/// Evaluates `setup.py` with `setuptools.setup` replaced by a recorder (and a minimal
+/// `setuptools` when none is installed); prints the arguments and the host platform as JSON.
+const CAPTURE: &str = r#"
+import contextlib, io, json, os, runpy, sys, sysconfig, types
+pkgdir = os.path.abspath(sys.argv[1])
+captured = {}
+def setup(**kw):
+    captured.update(kw)
+try:
+    import setuptools
+except ImportError:
+    setuptools = types.ModuleType("setuptools")
+    def find_packages(where=".", exclude=(), include=("*",)):
+        found = []
+        def walk(d, prefix):
+            for name in sorted(os.listdir(d)):
+                full = os.path.join(d, name)
+                if os.path.isdir(full) and name.isidentifier() and os.path.isfile(os.path.join(full, "__init__.py")):
+                    found.append(prefix + name)
+                    walk(full, prefix + name + ".")
+        walk(where, "")
+        return found
+    setuptools.find_packages = find_packages
+    sys.modules["setuptools"] = setuptools
+setuptools.setup = setup
+os.chdir(pkgdir)
+sys.path.insert(0, pkgdir)
+sys.argv = [os.path.join(pkgdir, "setup.py"), "bdist_wheel"]
+with contextlib.redirect_stdout(io.StringIO()):
+    runpy.run_path(sys.argv[0], run_name="__main__")
+json.dump({"setup": captured, "platform": sysconfig.get_platform()}, sys.stdout, default=list)
+"#;
+
+/// What a template's `setup()` call declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetupDecl {
+    /// `name`.
+    pub name: String,
+    /// `version`.
+    pub version: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// `python_requires`.
+    pub python_requires: Option<String>,
+    /// `packages`.
+    pub packages: Vec<String>,
+    /// `package_dir`.
+    pub package_dir: BTreeMap<String, String>,
+    /// `package_data`.
+    pub package_data: BTreeMap<String, Vec<String>>,
+    /// `include_package_data`.
+    pub include_package_data: bool,
+    /// `install_requires`.
+    pub install_requires: Vec<String>,
+    /// `extras_require`, in declaration order.
+    pub extras_require: Vec<(String, Vec<String>)>,
+    /// `entry_points`: group → `name = target` lines.
+    pub entry_points: Vec<(String, Vec<String>)>,
+    /// `options["bdist_wheel"]["plat_name"]`, else the host's `sysconfig.get_platform()`.
+    pub plat_name: String,
+}
+
+fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
+    match v {
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_owned))
+            .collect(),
+        Some(serde_json::Value::String(s)) => s.lines().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn pairs(v: Option<&serde_json::Value>) -> Vec<(String, Vec<String>)> {
+    v.and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), strings(Some(v))))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs the template's `setup.py` in `staging` once with `python` and returns its
+/// declaration. `env` is added to Python's environment.
+pub fn read_setup(
+    staging: &Path,
+    python: &str,
+    env: &[(String, String)],
+) -> Result<SetupDecl, Error> {
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(CAPTURE)
+        .arg(staging)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .map_err(|e| Error::Invalid(format!("cannot run `{python}`: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Invalid(format!(
+            "{}: setup.py failed: {}",
+            staging.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    // serde_json keeps maps sorted; order of extras and entry points is restored below.
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        Error::Invalid(format!(
+            "{}: unreadable setup() arguments: {e}",
+            staging.display()
+        ))
+    })?;
+    let s = &doc["setup"];
+    let text = |k: &str| {
+        s.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let map = |k: &str| -> BTreeMap<String, String> {
+        s.get(k)
+            .and_then(serde_json::Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let plat_name = s
+        .pointer("/options/bdist_wheel/plat_name")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| doc["platform"].as_str())
+        .unwrap_or("any")
+        .to_owned();
+    Ok(SetupDecl {
+        name: text("name")
+            .ok_or_else(|| Error::Invalid(format!("{}: setup() has no name", staging.display())))?,
+        version: text("version").ok_or_else(|| {
+            Error::Invalid(format!("{}: setup() has no version", staging.display()))
+        })?,
+        description: text("description"),
+        python_requires: text("python_requires"),
+        packages: strings(s.get("packages")),
+        package_dir: map("package_dir"),
+        package_data: pairs(s.get("package_data")).into_iter().collect(),
+        include_package_data: s
+            .get("include_package_data")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+        install_requires: strings(s.get("install_requires")),
+        extras_require: pairs(s.get("extras_require")),
+        entry_points: pairs(s.get("entry_points")),
+        plat_name,
+    })
+}
+
+/// The wheel tag's platform: lower case, `-` and `.` → `_`.
+pub fn platform_tag(plat_name: &str) -> String {
+    plat_name.to_lowercase().replace(['-', '.'], "_")
+}
+
+/// The distribution name as wheel file names spell it: runs of `-_.` → `_`, lower case.
+pub fn escaped_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+impl SetupDecl {
+    /// The directory of package `pkg` (dotted), relative to the staging dir.
+    fn package_path(&self, pkg: &str) -> PathBuf {
+        if let Some(dir) = self.package_dir.get(pkg) {
+            return PathBuf::from(dir);
+        }
+        let mut parts: Vec<&str> = pkg.split('.').collect();
+        let mut tail = Vec::new();
+        while let Some(last) = parts.pop() {
+            tail.insert(0, last);
+            let prefix = parts.join(".");
+            if let Some(dir) = self.package_dir.get(&prefix) {
+                return tail.iter().fold(PathBuf::from(dir), |p, c| p.join(c));
+            }
+        }
+        tail.iter().fold(PathBuf::new(), |p, c| p.join(c))
+    }
+
+    /// Archive name → file, for everything the wheel ships (spec §13.3), sorted.
+    pub fn files(&self, staging: &Path) -> Result<BTreeMap<String, PathBuf>, Error> {
+        let package_dirs: BTreeSet<PathBuf> = self
+            .packages
+            .iter()
+            .map(|p| staging.join(self.package_path(p)))
+            .collect();
+        let mut files = BTreeMap::new();
+        for pkg in &self.packages {
+            let dir = staging.join(self.package_path(pkg));
+            let arc = pkg.replace('.', "/");
+            if !dir.is_dir() {
+                return Err(Error::Invalid(format!(
+                    "package {pkg}: directory {} does not exist",
+                    dir.display()
+                )));
+            }
+            collect(
+                &dir,
+                &dir,
+                &arc,
+                self.include_package_data,
+                &package_dirs,
+                &mut files,
+            )?;
+            for rel in self.package_data.get(pkg).into_iter().flatten() {
+                let path = dir.join(rel);
+                if path.is_file() {
+                    files.insert(format!("{arc}/{}", rel.replace('\\', "/")), path);
+                }
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// Adds the modules of `dir` (and, with `data`, every other file below it that no other
+/// package owns) under `arc`.
+fn collect(
+    root: &Path,
+    dir: &Path,
+    arc: &str,
+    data: bool,
+    package_dirs: &BTreeSet<PathBuf>,
+    files: &mut BTreeMap<String, PathBuf>,
+) -> Result<(), Error> {
+    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|err| io(dir, err)))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ext = Path::new(&name).extension().and_then(|e| e.to_str());
+        if name == "__pycache__" || matches!(ext, Some("pyc" | "egg-info")) {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(root)
+            .expect("below the package")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if path.is_dir() {
+            if data && !package_dirs.contains(&path) {
+                collect(root, &path, arc, data, package_dirs, files)?;
+            }
+        } else if path.is_file() && (data || (dir == root && ext == Some("py"))) {
+            files.insert(format!("{arc}/{rel}"), path);
+        }
+    }
+    Ok(())
+}
+
+fn metadata(decl: &SetupDecl) -> String {
+    let mut m = format!(
+        "Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+        decl.name, decl.version
+    );
+    if let Some(d) = &decl.description {
+        crate::push(&mut m, format_args!("Summary: {d}\n"));
+    }
+    if let Some(r) = &decl.python_requires {
+        crate::push(&mut m, format_args!("Requires-Python: {r}\n"));
+    }
+    for r in &decl.install_requires {
+        crate::push(&mut m, format_args!("Requires-Dist: {r}\n"));
+    }
+    for (extra, reqs) in &decl.extras_require {
+        crate::push(&mut m, format_args!("Provides-Extra: {extra}\n"));
+        for r in reqs {
+            let line = match r.split_once(';') {
+                Some((req, marker)) => {
+                    format!(
+                        "{}; ({}) and extra == \"{extra}\"",
+                        req.trim(),
+                        marker.trim()
+                    )
+                }
+                None => format!("{r}; extra == \"{extra}\""),
+            };
+            crate::push(&mut m, format_args!("Requires-Dist: {line}\n"));
+        }
+    }
+    m
+}
+
+fn entry_points(decl: &SetupDecl) -> Option<String> {
+    if decl.entry_points.iter().all(|(_, v)| v.is_empty()) {
+        return None;
+    }
+    let mut s = String::new();
+    for (group, lines) in &decl.entry_points {
+        crate::push(&mut s, format_args!("[{group}]\n"));
+        for line in lines {
+            match line.split_once('=') {
+                Some((name, target)) => {
+                    crate::push(
+                        &mut s,
+                        format_args!("{} = {}\n", name.trim(), target.trim()),
+                    );
+                }
+                None => crate::push(&mut s, format_args!("{line}\n")),
+            }
+        }
+        s.push('\n');
+    }
+    Some(s)
+}
+
+fn record_hash(data: &[u8]) -> String {
+    format!(
+        "sha256={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data))
+    )
+}
+
+/// The zip timestamp of `SOURCE_DATE_EPOCH` seconds (clamped to the zip range).
+fn zip_time(epoch: u64) -> zip::DateTime {
+    let days = epoch / 86_400;
+    let secs = epoch % 86_400;
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = i64::try_from(days).unwrap_or(i64::MAX / 2) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let year = u16::try_from(year.clamp(1980, 2107)).expect("clamped");
+    zip::DateTime::from_date_and_time(
+        year,
+        u8::try_from(month).expect("1..=12"),
+        u8::try_from(day).expect("1..=31"),
+        u8::try_from(secs / 3600).expect("0..24"),
+        u8::try_from(secs % 3600 / 60).expect("0..60"),
+        u8::try_from(secs % 60).expect("0..60"),
+    )
+    .unwrap_or_default()
+}
+
+/// A wheel being written: entries and their RECORD rows.
+struct WheelZip<W: std::io::Write + std::io::Seek> {
+    zip: zip::ZipWriter<W>,
+    record: String,
+    options: zip::write::SimpleFileOptions,
+    dest: PathBuf,
+}
+
+impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
+    fn error(&self, e: &zip::result::ZipError) -> Error {
+        Error::Invalid(format!("{}: {e}", self.dest.display()))
+    }
+
+    fn add(&mut self, arc: &str, data: &[u8], mode: u32) -> Result<(), Error> {
+        let options = self
+            .options
+            .unix_permissions(mode)
+            .large_file(data.len() as u64 >= u64::from(u32::MAX));
+        self.zip
+            .start_file(arc, options)
+            .map_err(|e| self.error(&e))?;
+        self.zip.write_all(data).map_err(|e| io(&self.dest, e))?;
+        let field = if arc.contains(',') || arc.contains('"') {
+            format!("\"{}\"", arc.replace('"', "\"\""))
+        } else {
+            arc.to_owned()
+        };
+        crate::push(
+            &mut self.record,
+            format_args!("{field},{},{}\n", record_hash(data), data.len()),
+        );
+        Ok(())
+    }
+
+    /// Adds `RECORD` (listing itself without a hash) and completes the zip.
+    fn finish(mut self, record_name: &str) -> Result<W, Error> {
+        crate::push(&mut self.record, format_args!("{record_name},,\n"));
+        let options = self.options.unix_permissions(0o644);
+        self.zip
+            .start_file(record_name, options)
+            .map_err(|e| self.error(&e))?;
+        self.zip
+            .write_all(self.record.as_bytes())
+            .map_err(|e| io(&self.dest, e))?;
+        let dest = self.dest.clone();
+        self.zip
+            .finish()
+            .map_err(|e| Error::Invalid(format!("{}: {e}", dest.display())))
+    }
+}
+
+/// Writes the wheel of the package staged in `staging` into `dist_dir`: deflated unless
+/// `stored`, every entry stamped `mtime` (seconds since the epoch), mode bits kept.
+/// The platform tag is the template's `plat_name` (which honours
+/// `ROCM_SDK_WHEEL_PLATFORM_TAG`). Returns the wheel's path; it is written under a temporary
+/// name and renamed when complete.
+pub fn write_wheel(
+    staging: &Path,
+    decl: &SetupDecl,
+    dist_dir: &Path,
+    stored: bool,
+    mtime: u64,
+) -> Result<PathBuf, Error> {
+    let name = escaped_name(&decl.name);
+    let version = decl.version.replace('-', "_");
+    let tag = format!("py3-none-{}", platform_tag(&decl.plat_name));
+    let wheel_name = format!("{name}-{version}-{tag}.whl");
+    let dist_info = format!("{name}-{version}.dist-info");
+    let files = decl.files(staging)?;
+
+    fs_err::create_dir_all(dist_dir).map_err(|e| io(dist_dir, e))?;
+    let dest = dist_dir.join(&wheel_name);
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{wheel_name}."))
+        .tempfile_in(dist_dir)
+        .map_err(|e| io(dist_dir, e))?;
+    let method = if stored {
+        zip::CompressionMethod::Stored
+    } else {
+        zip::CompressionMethod::Deflated
+    };
+    let mut zip = WheelZip {
+        zip: zip::ZipWriter::new(std::io::BufWriter::new(
+            temp.as_file().try_clone().map_err(|e| io(&dest, e))?,
+        )),
+        record: String::new(),
+        options: zip::write::SimpleFileOptions::default()
+            .compression_method(method)
+            .last_modified_time(zip_time(mtime)),
+        dest: dest.clone(),
+    };
+    for (arc, path) in &files {
+        let data = fs_err::read(path).map_err(|e| io(path, e))?;
+        #[cfg(unix)]
+        let executable = std::os::unix::fs::PermissionsExt::mode(
+            &fs_err::metadata(path)
+                .map_err(|e| io(path, e))?
+                .permissions(),
+        ) & 0o111
+            != 0;
+        #[cfg(not(unix))]
+        let executable = false;
+        zip.add(arc, &data, if executable { 0o755 } else { 0o644 })?;
+    }
+    let top_level: BTreeSet<&str> = decl
+        .packages
+        .iter()
+        .map(|p| p.split('.').next().unwrap_or(p))
+        .collect();
+    let mut top = top_level.into_iter().collect::<Vec<_>>().join("\n");
+    top.push('\n');
+    let wheel = format!(
+        "Wheel-Version: 1.0\nGenerator: rock-ci ({})\nRoot-Is-Purelib: true\nTag: {tag}\n\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    zip.add(
+        &format!("{dist_info}/METADATA"),
+        metadata(decl).as_bytes(),
+        0o644,
+    )?;
+    zip.add(&format!("{dist_info}/WHEEL"), wheel.as_bytes(), 0o644)?;
+    if let Some(ep) = entry_points(decl) {
+        zip.add(
+            &format!("{dist_info}/entry_points.txt"),
+            ep.as_bytes(),
+            0o644,
+        )?;
+    }
+    zip.add(&format!("{dist_info}/top_level.txt"), top.as_bytes(), 0o644)?;
+    let mut out = zip.finish(&format!("{dist_info}/RECORD"))?;
+    out.flush().map_err(|e| io(&dest, e))?;
+    drop(out);
+    #[cfg(unix)]
+    fs_err::set_permissions(
+        temp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .map_err(|e| io(&dest, e))?;
+    temp.persist(&dest).map_err(|e| io(&dest, e.error))?;
+    Ok(dest)
+}
