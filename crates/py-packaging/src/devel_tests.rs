@@ -134,9 +134,6 @@ fn devel_package_of_spec_15_8() {
     let tmp = tempfile::tempdir().unwrap();
     let (art, dest) = (tmp.path().join("artifacts"), tmp.path().join("dest"));
     artifacts(&art);
-    let blas_dev = stage(&art, "blas_dev_generic");
-    mkdirs(&blas_dev.join("include/rocblas"));
-    fs_err::write(blas_dev.join("include/rocblas/rocblas.h"), "// rocblas\n").unwrap();
     let stubs = StubCache::new(None, tmp.path().join("stub"));
     let mut core = Package::new(
         Logical::Core,

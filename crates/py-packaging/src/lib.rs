@@ -2,6 +2,7 @@
 //! catalog and filters, the package model and names, the target-family views, the generated
 //! `_dist_info.py` files.
 
+pub mod build;
 pub mod catalog;
 pub mod devel;
 pub mod families;
@@ -9,6 +10,7 @@ pub mod names;
 pub mod params;
 pub mod populate;
 pub mod pyrepr;
+pub mod sdist;
 pub mod stub;
 pub mod wheel;
 

@@ -13,73 +13,16 @@ use crate::names::Logical;
 use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 
-pub(crate) fn stage(root: &Path, artifact: &str) -> std::path::PathBuf {
-    let dir = root.join(artifact);
-    let stage = dir.join("stage");
-    fs_err::create_dir_all(&stage).unwrap();
-    fs_err::write(dir.join("artifact_manifest.txt"), "stage\n").unwrap();
-    stage
-}
+pub(crate) use rock_ci_test_support::rocm::stage;
 
 pub(crate) fn mkdirs(p: &Path) {
     fs_err::create_dir_all(p).unwrap();
 }
 
-/// Artifacts of §15.8 (the kpack device part aside).
+/// Artifacts of §15.8 (the kpack device part aside), plus a read-only file.
 pub(crate) fn artifacts(root: &Path) {
-    let hip = stage(root, "core-hip_lib_generic");
-    mkdirs(&hip.join("lib/llvm/bin"));
-    cc(
-        &hip.join("lib"),
-        "libamdhip64.so.7.1.0",
-        "int hip_value(void) { return 7; }\n",
-        &[
-            "-shared",
-            "-fPIC",
-            "-Wl,-soname,libamdhip64.so.7",
-            "-Wl,--enable-new-dtags,-rpath,$ORIGIN",
-        ],
-    );
-    symlink("libamdhip64.so.7.1.0", hip.join("lib/libamdhip64.so.7")).unwrap();
-    symlink("libamdhip64.so.7", hip.join("lib/libamdhip64.so")).unwrap();
-    cc(
-        &hip.join("lib/llvm/bin"),
-        "clang-20",
-        "#include <stdio.h>\nint main(int c, char **v) { printf(\"clang-20 %s\\n\", c > 1 ? v[1] : \"\"); return 0; }\n",
-        &["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"],
-    );
-    symlink("clang-20", hip.join("lib/llvm/bin/clang")).unwrap();
-    symlink("nope", hip.join("lib/dangling")).unwrap();
-    symlink("llvm", hip.join("lib/dirlink")).unwrap();
-    // Build-tree leftovers the compiler wrote next to the outputs.
-    for junk in ["lib/libamdhip64.so.7.1.0.c", "lib/llvm/bin/clang-20.c"] {
-        fs_err::remove_file(hip.join(junk)).unwrap();
-    }
-    let dev = stage(root, "core-hip_dev_generic");
-    mkdirs(&dev.join("include/hip"));
-    mkdirs(&dev.join("lib/cmake/hip"));
-    fs_err::write(dev.join("include/hip/hip_runtime.h"), "// hip\n").unwrap();
-    fs_err::write(dev.join("lib/cmake/hip/hip-config.cmake"), "# cmake\n").unwrap();
-    let blas = stage(root, "blas_lib_generic");
-    mkdirs(&blas.join("lib"));
-    let hip_lib = hip.join("lib");
-    let link_dir = format!("-L{}", hip_lib.display());
-    cc(
-        &blas.join("lib"),
-        "librocblas.so.5.0",
-        "int hip_value(void);\nint blas_value(void) { return hip_value() * 6; }\n",
-        &[
-            "-shared",
-            "-fPIC",
-            "-Wl,-soname,librocblas.so.5",
-            &link_dir,
-            "-l:libamdhip64.so.7",
-        ],
-    );
-    fs_err::remove_file(blas.join("lib/librocblas.so.5.0.c")).unwrap();
-    symlink("librocblas.so.5.0", blas.join("lib/librocblas.so.5")).unwrap();
-    symlink("librocblas.so.5", blas.join("lib/librocblas.so")).unwrap();
-    let readonly = blas.join("lib/readonly.txt");
+    rock_ci_test_support::rocm::runtime_artifacts(root);
+    let readonly = root.join("blas_lib_generic/stage/lib/readonly.txt");
     fs_err::write(&readonly, "ro").unwrap();
     fs_err::set_permissions(
         &readonly,

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod elf;
+pub mod rocm;
 pub mod s3;
 
 use std::path::Path;

@@ -1,0 +1,265 @@
+//! `build_python_packages` end to end: real ELF artifacts built with `cc`, the project's own
+//! fixture templates, both flows; the result is installed with pip into a fresh venv and used
+//! (imports, a library loaded with ctypes whose dependency lives in the core wheel, the exe
+//! stub run through a console script, the devel tarball's links); two builds are
+//! byte-identical.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rock_ci_test_support::elf::run_ok;
+use rock_ci_test_support::rocm::artifact_set;
+
+fn templates() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/py-packaging/testdata/templates")
+}
+
+fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .arg("--artifact-dir")
+        .arg(artifacts)
+        .arg("--dest-dir")
+        .arg(dest)
+        .arg("--templates-dir")
+        .arg(templates())
+        .args(["--version", "1.2.3"])
+        .args(extra)
+        .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
+        .output()
+        .unwrap()
+}
+
+/// File name → bytes of everything under `dist`.
+fn dist_files(dist: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dist.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs_err::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dist).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs_err::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A fresh venv with the packages of `dist` installed as `requirement`.
+fn install(dir: &Path, dist: &Path, requirement: &str, target_family: &str) -> PathBuf {
+    let venv = dir.join("venv");
+    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let python = venv.join("bin/python");
+    // The `rocm` sdist is built at install time, without build isolation (no index):
+    // setuptools 70.1 and later build wheels by themselves.
+    let has_build_tools = Command::new(&python)
+        .args(["-c", "import setuptools.command.bdist_wheel"])
+        .status()
+        .unwrap();
+    if !has_build_tools.success() {
+        run_ok(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--upgrade",
+            "setuptools>=70.1",
+        ]));
+    }
+    run_ok(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-index",
+                "--no-build-isolation",
+                "--find-links",
+            ])
+            .arg(dist)
+            .arg(requirement)
+            .env("ROCM_SDK_TARGET_FAMILY", target_family)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+    );
+    venv
+}
+
+const USE: &str = r#"
+import ctypes, importlib.util, pathlib, subprocess, sys, tarfile
+import rocm_sdk, rocm_sdk_core, rocm_sdk_devel
+libraries = sys.argv[1]
+root = pathlib.Path(importlib.util.find_spec(libraries).origin).parent
+lib = ctypes.CDLL(str(root / "lib" / "librocblas.so.5"))
+print("blas", lib.blas_value())
+print(subprocess.run([str(pathlib.Path(sys.executable).parent / "demo-clang"), "hello"], capture_output=True, text=True, check=True).stdout.strip())
+devel = pathlib.Path(rocm_sdk_devel.__file__).parent / "_devel.tar"
+with tarfile.open(devel) as t:
+    for m in t.getmembers():
+        if m.issym():
+            print("link", m.name, m.linkname)
+print("version", rocm_sdk.__version__)
+"#;
+
+fn check_installed(venv: &Path, libraries_package: &str) {
+    let out = run_ok(
+        Command::new(venv.join("bin/python"))
+            .args(["-c", USE, libraries_package])
+            .env_remove("LD_LIBRARY_PATH"),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("blas 42\n"), "{text}");
+    assert!(text.contains("clang-20 hello\n"), "{text}");
+    assert!(
+        text.contains("link _rocm_sdk_devel/lib/libamdhip64.so libamdhip64.so.7\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link _rocm_sdk_devel/lib/librocblas.so.5 ../../_rocm_sdk_libraries"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link _rocm_sdk_devel/include/hip/hip_runtime.h ../../../_rocm_sdk_core/include/hip/hip_runtime.h\n"),
+        "{text}"
+    );
+    assert!(text.contains("version 1.2.3\n"), "{text}");
+}
+
+#[test]
+fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    artifact_set(&artifacts, true);
+    let dest = tmp.path().join("dest");
+    let out = build(&artifacts, &dest, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .contains("::: Detected KPACK_SPLIT_ARTIFACTS \u{2014} producing host + device wheels")
+    );
+    assert!(stdout.ends_with(&format!(
+        "::: Finished building packages at '{}' with version '1.2.3'\n",
+        dest.display()
+    )));
+    let files = dist_files(&dest.join("dist"));
+    let names: Vec<&str> = files.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "rocm-1.2.3.tar.gz",
+            "rocm_profiler-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_core-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_devel-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_device_gfx942-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_libraries-1.2.3-py3-none-linux_x86_64.whl"
+        ]
+    );
+    let again = tmp.path().join("again");
+    assert!(build(&artifacts, &again, &[]).status.success());
+    assert_eq!(
+        dist_files(&again.join("dist")),
+        files,
+        "two builds, same bytes"
+    );
+
+    let venv = install(
+        tmp.path(),
+        &dest.join("dist"),
+        "rocm[libraries,devel,device]",
+        "gfx942",
+    );
+    check_installed(&venv, "_rocm_sdk_libraries");
+    let kpack = Command::new(venv.join("bin/python"))
+        .args(["-c", "import importlib.util, pathlib; p = pathlib.Path(importlib.util.find_spec('_rocm_sdk_libraries').origin).parent; print((p / '.kpack' / 'blas_lib_gfx942.kpack').read_text().strip(), (p / '.devel_links' / 'gfx942.json').is_file())"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&kpack.stdout), "kpack True\n");
+}
+
+#[test]
+fn legacy_flow_installs_and_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    artifact_set(&artifacts, false);
+    let dest = tmp.path().join("dest");
+    let out = build(
+        &artifacts,
+        &dest,
+        &["--no-wheel-compression", "--devel-tarball-compression"],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = dist_files(&dest.join("dist"));
+    assert!(
+        files.contains_key("rocm_sdk_libraries_gfx94x_dcgpu-1.2.3-py3-none-linux_x86_64.whl"),
+        "{:?}",
+        files.keys()
+    );
+    assert!(files.contains_key("rocm-1.2.3.tar.gz"));
+    let devel = dest.join("rocm-sdk-devel/src/rocm_sdk_devel/_devel.tar.xz");
+    assert!(devel.is_file());
+    let venv = install(
+        tmp.path(),
+        &dest.join("dist"),
+        "rocm[libraries]",
+        "gfx94X-dcgpu",
+    );
+    let out = run_ok(Command::new(venv.join("bin/python")).args([
+        "-c",
+        "import ctypes, importlib.util, pathlib; p = pathlib.Path(importlib.util.find_spec('_rocm_sdk_libraries_gfx94X_dcgpu').origin).parent; print(ctypes.CDLL(str(p / 'lib' / 'librocblas.so.5')).blas_value())",
+    ]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+}
+
+#[test]
+fn bad_inputs_fail_with_the_reference_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("empty");
+    fs_err::create_dir_all(&artifacts).unwrap();
+    let out = build(&artifacts, &tmp.path().join("dest"), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!(
+        "therock_manifest.json not found at {}/base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json. Is base_lib_generic present in {}?",
+        artifacts.display(),
+        artifacts.display()
+    )), "{err}");
+    // No profiler artifact on Linux.
+    let art = tmp.path().join("noprof");
+    artifact_set(&art, true);
+    fs_err::remove_dir_all(art.join("rocprofiler-systems_lib_generic")).unwrap();
+    let out = build(&art, &tmp.path().join("dest2"), &["--no-build-packages"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "No profiler artifacts found; refusing to build an empty rocm-profiler package"
+        )
+    );
+    // A missing template.
+    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .args(["--artifact-dir", "x", "--dest-dir", "y", "--version", "1"])
+        .arg("--templates-dir")
+        .arg(tmp.path())
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // Usage errors exit 2.
+    let usage = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .arg("--dest")
+        .arg("d")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}

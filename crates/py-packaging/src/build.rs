@@ -1,0 +1,624 @@
+//! The whole job (spec §4): stage every package from the artifacts, then write the wheels and
+//! the `rocm` sdist, in the kpack-split or the legacy per-family flow.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use artifacts::ArtifactName;
+
+use crate::catalog::{
+    ArtifactCatalog, CORE_EXCLUDES, PROFILER_WHEEL_INCLUDES, core_filter, device_filter,
+    libraries_filter, profiler_filter,
+};
+use crate::names::{Logical, Naming, base_target};
+use crate::params::Parameters;
+use crate::populate::{Package, RpathDep};
+use crate::stub::StubCache;
+use crate::wheel::{read_setup, write_wheel};
+use crate::{Error, io};
+
+/// Extra devel artifact names of the kpack flow.
+const KPACK_DEVEL_EXTRAS: [&str; 9] = [
+    "prim",
+    "rocwmma",
+    "libhipcxx",
+    "flatbuffers",
+    "nlohmann-json",
+    "rocshmem",
+    "hipthreads",
+    "rocjitsu",
+    "mirage",
+];
+/// Extra devel artifact names of the legacy flow.
+const LEGACY_DEVEL_EXTRAS: [&str; 6] = [
+    "prim",
+    "rocwmma",
+    "flatbuffers",
+    "nlohmann-json",
+    "rocjitsu",
+    "mirage",
+];
+
+/// Where the libraries' ELF files look in core (both flows, in order).
+const LIBRARY_DEPS: [&str; 4] = [
+    "lib",
+    "lib/rocm_sysdeps/lib",
+    "lib/host-math/lib",
+    "lib/llvm/lib",
+];
+
+/// The inputs of a run.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Exploded artifact directories.
+    pub artifact_dir: PathBuf,
+    /// Staging root; wheels go to `<dest>/dist[/<family>]`.
+    pub dest_dir: PathBuf,
+    /// Write wheels and the sdist (else only stage).
+    pub build_packages: bool,
+    /// The version of every package.
+    pub version: String,
+    /// The nonce appended to platform package names.
+    pub version_suffix: String,
+    /// `_devel.tar.xz` instead of `_devel.tar`.
+    pub devel_tarball_compression: bool,
+    /// Deflate wheel entries (else stored).
+    pub wheel_compression: bool,
+    /// Linux targets (expanded), if given.
+    pub linux_targets: Option<Vec<String>>,
+    /// Windows targets (expanded), if given.
+    pub windows_targets: Option<Vec<String>>,
+    /// TheRock's `build_tools/packaging/python/templates`.
+    pub templates_dir: PathBuf,
+    /// The Python that evaluates the templates' `setup.py`.
+    pub python: String,
+    /// The C compiler for exe stubs (`$CC`).
+    pub cc: Option<String>,
+    /// Timestamp of archive members (`SOURCE_DATE_EPOCH`).
+    pub source_date_epoch: u64,
+}
+
+/// The manifest path of §2.2.
+pub fn manifest_path(artifact_dir: &Path) -> PathBuf {
+    artifact_dir.join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
+}
+
+/// Whether the build is kpack-split (§2.2).
+pub fn is_kpack(artifact_dir: &Path) -> Result<bool, Error> {
+    let path = manifest_path(artifact_dir);
+    let text = fs_err::read_to_string(&path).map_err(|_| {
+        Error::Invalid(format!(
+            "therock_manifest.json not found at {}. Is base_lib_generic present in {}?",
+            path.display(),
+            artifact_dir.display()
+        ))
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    Ok(match doc.pointer("/flags/KPACK_SPLIT_ARTIFACTS") {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(serde_json::Value::String(s)) => !s.is_empty(),
+        Some(serde_json::Value::Array(a)) => !a.is_empty(),
+        Some(serde_json::Value::Object(o)) => !o.is_empty(),
+        _ => false,
+    })
+}
+
+fn list_or_none(items: &BTreeSet<String>) -> String {
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items.iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// §11.1: every target the host's list names must have artifacts.
+pub fn check_kpack_completeness(
+    opts: &BuildOptions,
+    discovered: &BTreeSet<String>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let list = if cfg!(windows) {
+        &opts.windows_targets
+    } else {
+        &opts.linux_targets
+    };
+    let Some(list) = list else {
+        return Ok(());
+    };
+    let expected: BTreeSet<String> = list.iter().cloned().collect();
+    let w = |e| io(Path::new("stdout"), e);
+    writeln!(
+        out,
+        "::: KPACK_SPLIT_ARTIFACTS expected device targets: {}",
+        list_or_none(&expected)
+    )
+    .map_err(w)?;
+    writeln!(
+        out,
+        "::: KPACK_SPLIT_ARTIFACTS discovered artifact targets: {}",
+        list_or_none(discovered)
+    )
+    .map_err(w)?;
+    let missing: Vec<&String> = expected.difference(discovered).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "KPACK_SPLIT_ARTIFACTS target completeness check failed: missing fetched artifact targets: {}. Expected targets: {}. Discovered artifact targets in {}: {}. The fetched/extracted artifact catalog is incomplete; refusing to build a partial device wheel set.",
+        missing
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        list_or_none(&expected),
+        opts.artifact_dir.display(),
+        list_or_none(discovered)
+    )))
+}
+
+/// Copies a template tree (symlinks kept as links) to `dest`, replacing what was there.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    fs_err::create_dir_all(to).map_err(|e| io(to, e))?;
+    let mut entries: Vec<_> = fs_err::read_dir(from)
+        .map_err(|e| io(from, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io(from, e))?;
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    for e in entries {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ty = e.file_type().map_err(|err| io(&src, err))?;
+        if ty.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(fs_err::read_link(&src).map_err(|err| io(&src, err))?, &dst)
+                .map_err(|err| io(&dst, err))?;
+        } else if ty.is_dir() {
+            if e.file_name() != "__pycache__" {
+                copy_tree(&src, &dst)?;
+            }
+        } else {
+            fs_err::copy(&src, &dst).map_err(|err| io(&src, err))?;
+        }
+    }
+    Ok(())
+}
+
+/// One run.
+pub struct Builder<'o> {
+    opts: &'o BuildOptions,
+    params: Parameters,
+    catalog: ArtifactCatalog,
+    stubs: StubCache,
+    dist_info_template: String,
+    /// Packages populated so far, in order (for devel ownership look-ups).
+    registered: Vec<Package>,
+    runtime_artifact_names: BTreeSet<String>,
+    /// Files written to a `dist` directory.
+    pub outputs: Vec<PathBuf>,
+}
+
+impl<'o> Builder<'o> {
+    /// Reads the artifact catalog and the `_dist_info.py` template.
+    pub fn new(opts: &'o BuildOptions, kpack: bool) -> Result<Self, Error> {
+        let catalog = ArtifactCatalog::new(&opts.artifact_dir, |_| true, &[], &[])?;
+        let all_target_families = catalog
+            .artifact_names()
+            .map(ArtifactName::target_family)
+            .filter(|t| *t != "generic")
+            .map(str::to_owned)
+            .collect();
+        let template = opts.templates_dir.join("rocm/src/rocm_sdk/_dist_info.py");
+        let dist_info_template = fs_err::read_to_string(&template).map_err(|e| io(&template, e))?;
+        Ok(Builder {
+            opts,
+            params: Parameters {
+                version: opts.version.clone(),
+                naming: Naming {
+                    nonce: opts.version_suffix.clone(),
+                    kpack,
+                },
+                all_target_families,
+                linux_targets: opts.linux_targets.clone(),
+                windows_targets: opts.windows_targets.clone(),
+            },
+            catalog,
+            stubs: StubCache::new(opts.cc.clone(), opts.dest_dir.join(".rock-ci-stub")),
+            dist_info_template,
+            registered: Vec::new(),
+            runtime_artifact_names: BTreeSet::new(),
+            outputs: Vec::new(),
+        })
+    }
+
+    /// The catalog's target families (non-generic).
+    pub fn all_target_families(&self) -> &BTreeSet<String> {
+        &self.params.all_target_families
+    }
+
+    fn core_platform(&self) -> Result<String, Error> {
+        self.params.naming.platform_py_package(Logical::Core, None)
+    }
+
+    fn deps(&self, subdirs: &[&str]) -> Result<Vec<RpathDep>, Error> {
+        let core = self.core_platform()?;
+        Ok(subdirs
+            .iter()
+            .map(|s| RpathDep {
+                platform: core.clone(),
+                subdir: (*s).to_owned(),
+            })
+            .collect())
+    }
+
+    /// Copies the template of `logical` to `<dest>/<dist name>` and writes its
+    /// `_dist_info.py` (§6.2, §6.4).
+    fn stage(
+        &self,
+        logical: Logical,
+        target: Option<&str>,
+        restrict: bool,
+        out: &mut dyn Write,
+    ) -> Result<PathBuf, Error> {
+        let entry = logical.entry();
+        let template = self.opts.templates_dir.join(entry.template_dir);
+        if !template.is_dir() {
+            return Err(Error::Invalid(format!(
+                "Python package template {} does not exist",
+                template.display()
+            )));
+        }
+        let staging = self
+            .opts
+            .dest_dir
+            .join(self.params.naming.dist_name(logical, target)?);
+        if fs_err::symlink_metadata(&staging).is_ok() {
+            fs_err::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
+        }
+        let w = |e| io(Path::new("stdout"), e);
+        writeln!(
+            out,
+            "::: Creating package '{}': {}",
+            template.display(),
+            staging.display()
+        )
+        .map_err(w)?;
+        copy_tree(&template, &staging)?;
+        let dist_info = staging
+            .join("src")
+            .join(entry.pure_py_package)
+            .join("_dist_info.py");
+        writeln!(out, "  Writing dist info: {}", dist_info.display()).map_err(w)?;
+        fs_err::create_dir_all(dist_info.parent().expect("has a parent"))
+            .map_err(|e| io(&dist_info, e))?;
+        let text =
+            self.params
+                .dist_info_contents(&self.dist_info_template, logical, target, restrict)?;
+        fs_err::write(&dist_info, text).map_err(|e| io(&dist_info, e))?;
+        Ok(staging)
+    }
+
+    fn dist(&self, family: Option<&str>) -> PathBuf {
+        let dist = self.opts.dest_dir.join("dist");
+        family.map_or(dist.clone(), |f| dist.join(f))
+    }
+
+    /// Writes the wheel (or, for `rocm`, the sdist) of a staged package.
+    fn build(&mut self, staging: &Path, dist: &Path, out: &mut dyn Write) -> Result<(), Error> {
+        if !self.opts.build_packages {
+            return Ok(());
+        }
+        let name = staging
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        writeln!(out, "::: Building python package {name}")
+            .map_err(|e| io(Path::new("stdout"), e))?;
+        let built = if name == "rocm" {
+            crate::sdist::build_sdist(
+                staging,
+                dist,
+                &self.opts.python,
+                self.opts.source_date_epoch,
+            )?
+        } else {
+            let decl = read_setup(staging, &self.opts.python, &[])?;
+            write_wheel(
+                staging,
+                &decl,
+                dist,
+                !self.opts.wheel_compression,
+                self.opts.source_date_epoch,
+            )?
+        };
+        self.outputs.push(built);
+        Ok(())
+    }
+
+    fn runtime(
+        &mut self,
+        logical: Logical,
+        target: Option<&str>,
+        catalog: &ArtifactCatalog,
+        deps: &[&str],
+        out: &mut dyn Write,
+    ) -> Result<PathBuf, Error> {
+        let staging = self.stage(logical, target, false, out)?;
+        let platform = self.params.naming.platform_py_package(logical, target)?;
+        let mut pkg = Package::new(
+            logical,
+            target.map(str::to_owned),
+            staging.clone(),
+            platform,
+            self.deps(deps)?,
+        );
+        pkg.populate_runtime(catalog, &self.stubs, !cfg!(windows))?;
+        self.runtime_artifact_names
+            .extend(catalog.artifact_names().map(|a| a.name().to_owned()));
+        if logical == Logical::Profiler {
+            crate::devel::profiler_fixups(&pkg.platform_dir()?)?;
+        }
+        self.registered.push(pkg);
+        Ok(staging)
+    }
+
+    fn devel(
+        &mut self,
+        target: Option<&str>,
+        extras: &[&str],
+        exclude_components: &[&str],
+        out: &mut dyn Write,
+    ) -> Result<PathBuf, Error> {
+        let staging = self.stage(Logical::Devel, target, false, out)?;
+        let names: BTreeSet<String> = self
+            .runtime_artifact_names
+            .iter()
+            .cloned()
+            .chain(extras.iter().map(|s| (*s).to_owned()))
+            .filter(|n| n != "rocprofiler-compute" && n != "rocprofiler-systems")
+            .collect();
+        writeln!(
+            out,
+            ":: Devel artifact inclusions: {}",
+            names.iter().cloned().collect::<Vec<_>>().join(", ")
+        )
+        .map_err(|e| io(Path::new("stdout"), e))?;
+        let catalog = ArtifactCatalog::new(
+            &self.opts.artifact_dir,
+            |a| {
+                names.contains(a.name())
+                    && !exclude_components.contains(&a.component())
+                    && (a.target_family() == "generic" || Some(a.target_family()) == target)
+            },
+            &[],
+            &[],
+        )?;
+        let platform = self
+            .params
+            .naming
+            .platform_py_package(Logical::Devel, target)?;
+        let mut pkg = Package::new(
+            Logical::Devel,
+            target.map(str::to_owned),
+            staging.clone(),
+            platform,
+            Vec::new(),
+        );
+        let registered: Vec<&Package> = self.registered.iter().collect();
+        pkg.populate_devel(
+            &catalog,
+            &registered,
+            self.opts.devel_tarball_compression,
+            self.opts.source_date_epoch,
+            !cfg!(windows),
+        )?;
+        Ok(staging)
+    }
+
+    /// Core and profiler (§4), then the kpack or legacy flow.
+    pub fn run(&mut self, out: &mut dyn Write) -> Result<(), Error> {
+        let core_catalog =
+            ArtifactCatalog::new(&self.opts.artifact_dir, core_filter, &[], &CORE_EXCLUDES)?;
+        let mut wheels = vec![self.runtime(
+            Logical::Core,
+            None,
+            &core_catalog,
+            &["lib/llvm/lib", "lib/rocm_sysdeps/lib"],
+            out,
+        )?];
+        let profiler_catalog = ArtifactCatalog::new(
+            &self.opts.artifact_dir,
+            profiler_filter,
+            &PROFILER_WHEEL_INCLUDES,
+            &[],
+        )?;
+        if !profiler_catalog.basedirs.is_empty() {
+            wheels.push(self.runtime(
+                Logical::Profiler,
+                None,
+                &profiler_catalog,
+                &["lib", "lib/llvm/lib", "lib/rocm_sysdeps/lib"],
+                out,
+            )?);
+        } else if cfg!(windows) {
+            writeln!(
+                out,
+                "::: No profiler artifacts found on Windows; skipping rocm-profiler package"
+            )
+            .map_err(|e| io(Path::new("stdout"), e))?;
+        } else {
+            return Err(Error::Invalid(
+                "No profiler artifacts found; refusing to build an empty rocm-profiler package"
+                    .into(),
+            ));
+        }
+        if self.params.naming.kpack {
+            self.kpack_flow(wheels, out)
+        } else {
+            self.legacy_flow(wheels, out)
+        }
+    }
+
+    /// §4.1: host libraries, one device package per GPU target, meta, devel.
+    fn kpack_flow(&mut self, mut wheels: Vec<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
+        let catalog = ArtifactCatalog::new(
+            &self.opts.artifact_dir,
+            libraries_filter("generic"),
+            &[],
+            &[],
+        )?;
+        wheels.push(self.runtime(Logical::Libraries, None, &catalog, &LIBRARY_DEPS, out)?);
+        let dist = self.dist(None);
+        for staging in wheels {
+            self.build(&staging, &dist, out)?;
+        }
+        let targets: BTreeSet<String> = self
+            .params
+            .all_target_families
+            .iter()
+            .map(|t| base_target(t).to_owned())
+            .collect();
+        for t in targets {
+            let staging = self.stage(Logical::Device, Some(&t), false, out)?;
+            let platform = self
+                .params
+                .naming
+                .platform_py_package(Logical::Libraries, None)?;
+            let mut pkg = Package::new(
+                Logical::Device,
+                Some(t.clone()),
+                staging.clone(),
+                platform,
+                self.deps(&["lib", "lib/rocm_sysdeps/lib"])?,
+            );
+            let catalog =
+                ArtifactCatalog::new(&self.opts.artifact_dir, device_filter(&t), &[], &[])?;
+            pkg.populate_device(&catalog, &self.opts.version, !cfg!(windows))?;
+            self.registered.push(pkg);
+            self.build(&staging, &dist, out)?;
+        }
+        let meta = self.stage(Logical::Meta, None, false, out)?;
+        self.build(&meta, &dist, out)?;
+        let devel = self.devel(None, &KPACK_DEVEL_EXTRAS, &["test"], out)?;
+        self.build(&devel, &dist, out)?;
+        Ok(())
+    }
+
+    /// §4.2: one libraries package per family, then meta and devel per family.
+    fn legacy_flow(&mut self, mut wheels: Vec<PathBuf>, out: &mut dyn Write) -> Result<(), Error> {
+        let families: Vec<String> = self.params.all_target_families.iter().cloned().collect();
+        let multi = families.len() > 1;
+        for f in &families {
+            let catalog =
+                ArtifactCatalog::new(&self.opts.artifact_dir, libraries_filter(f), &[], &[])?;
+            wheels.push(self.runtime(Logical::Libraries, Some(f), &catalog, &LIBRARY_DEPS, out)?);
+        }
+        let dist = self.dist(None);
+        for staging in wheels {
+            self.build(&staging, &dist, out)?;
+        }
+        for f in &families {
+            let dist = self.dist(multi.then_some(f.as_str()));
+            let meta = self.stage(Logical::Meta, multi.then_some(f.as_str()), multi, out)?;
+            self.build(&meta, &dist, out)?;
+            let devel = self.devel(Some(f), &LEGACY_DEVEL_EXTRAS, &[], out)?;
+            self.build(&devel, &dist, out)?;
+        }
+        Ok(())
+    }
+
+    /// §11.2: the kpack-split set a publisher needs is complete.
+    pub fn check_required_dist(&self) -> Result<(), Error> {
+        let v = &self.opts.version;
+        let mut patterns = vec![
+            format!("rocm-{v}.tar.gz"),
+            format!("rocm_sdk_core-{v}-*.whl"),
+            format!("rocm_sdk_libraries-{v}-*.whl"),
+        ];
+        let list = if cfg!(windows) {
+            &self.opts.windows_targets
+        } else {
+            &self.opts.linux_targets
+        };
+        for t in list.iter().flatten() {
+            patterns.push(format!("rocm_sdk_device_{t}-{v}-*.whl"));
+        }
+        if self
+            .catalog
+            .artifact_names()
+            .any(|a| a.component() == "dev")
+        {
+            patterns.push(format!("rocm_sdk_devel-{v}-*.whl"));
+        }
+        let dist = self.dist(None);
+        let present: BTreeSet<String> = fs_err::read_dir(&dist)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.path().is_file())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let missing: Vec<&String> = patterns
+            .iter()
+            .filter(|p| !present.iter().any(|f| glob_match(p, f)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Invalid(format!(
+            "Required kpack-split Python packages are missing from {}: {}. Present files: {}. Refusing to publish an incomplete Python package set.",
+            dist.display(),
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            list_or_none(&present)
+        )))
+    }
+}
+
+/// Shell-glob match with `*` only (the §11.2 patterns).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+        }
+    }
+}
+
+/// Runs the whole job (§4): kpack detection, completeness check, staging, building, the
+/// required-set check, and the `:::` lines on `out`.
+pub fn run(opts: &BuildOptions, out: &mut dyn Write) -> Result<Vec<PathBuf>, Error> {
+    let kpack = is_kpack(&opts.artifact_dir)?;
+    let w = |e| io(Path::new("stdout"), e);
+    if kpack {
+        writeln!(
+            out,
+            "::: Detected KPACK_SPLIT_ARTIFACTS \u{2014} producing host + device wheels"
+        )
+        .map_err(w)?;
+    }
+    fs_err::create_dir_all(&opts.dest_dir).map_err(|e| io(&opts.dest_dir, e))?;
+    let mut builder = Builder::new(opts, kpack)?;
+    if kpack {
+        let discovered = builder.all_target_families().clone();
+        check_kpack_completeness(opts, &discovered, out)?;
+    }
+    builder.run(out)?;
+    if kpack && opts.build_packages {
+        builder.check_required_dist()?;
+    }
+    let _ = fs_err::remove_dir_all(opts.dest_dir.join(".rock-ci-stub"));
+    writeln!(
+        out,
+        "::: Finished building packages at '{}' with version '{}'",
+        opts.dest_dir.display(),
+        opts.version
+    )
+    .map_err(w)?;
+    Ok(builder.outputs)
+}

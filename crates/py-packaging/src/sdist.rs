@@ -1,0 +1,167 @@
+//! The `rocm` sdist (spec §13.1–§13.2): built by the template's setuptools through the PEP 517
+//! `build_sdist` hook (the package's `setup.py` runs again when users install it), then
+//! rewritten with LF line endings in its text members and with normalized member metadata
+//! (mtime `SOURCE_DATE_EPOCH`, owner 0:0, no names, gzip header without name or time), so the
+//! same inputs give the same bytes.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{Error, io};
+
+const HOOK: &str = "import sys\nfrom setuptools import build_meta\nname = build_meta.build_sdist(sys.argv[1])\nprint('ROCK_CI_SDIST:' + name)\n";
+
+/// Whether a member's line endings are normalized (§13.2, §15.14).
+pub fn is_text_member(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if base == "PKG-INFO" {
+        return true;
+    }
+    match base.rfind('.') {
+        Some(i) if i > 0 => matches!(
+            base[i..].to_lowercase().as_str(),
+            ".py" | ".md" | ".toml" | ".cfg" | ".txt" | ".rst" | ".in"
+        ),
+        _ => false,
+    }
+}
+
+/// Builds the sdist of the package staged in `staging` into `dist` with `python`, then
+/// normalizes it. Returns its path.
+pub fn build_sdist(
+    staging: &Path,
+    dist: &Path,
+    python: &str,
+    mtime: u64,
+) -> Result<PathBuf, Error> {
+    fs_err::create_dir_all(dist).map_err(|e| io(dist, e))?;
+    let dist = fs_err::canonicalize(dist).map_err(|e| io(dist, e))?;
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(HOOK)
+        .arg(&dist)
+        .current_dir(staging)
+        .output()
+        .map_err(|e| Error::Invalid(format!("cannot run `{python}`: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Invalid(format!(
+            "{}: building the sdist failed: {}",
+            staging.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let name = stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("ROCK_CI_SDIST:"))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| Error::Invalid(format!("No rocm sdist produced in {}", dist.display())))?;
+    let path = dist.join(name);
+    if !path.is_file() {
+        return Err(Error::Invalid(format!(
+            "No rocm sdist produced in {}",
+            dist.display()
+        )));
+    }
+    normalize(&path, mtime)?;
+    Ok(path)
+}
+
+/// Rewrites the `.tar.gz` at `path`: CRLF → LF in text members, normalized headers; member
+/// order kept; replaced atomically.
+pub fn normalize(path: &Path, mtime: u64) -> Result<(), Error> {
+    let file = fs_err::File::open(path).map_err(|e| io(path, e))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp = tempfile::Builder::new()
+        .prefix(".sdist.")
+        .tempfile_in(dir)
+        .map_err(|e| io(dir, e))?;
+    let gz = flate2::GzBuilder::new().mtime(0).write(
+        std::io::BufWriter::new(temp.as_file().try_clone().map_err(|e| io(path, e))?),
+        flate2::Compression::default(),
+    );
+    let mut builder = tar::Builder::new(gz);
+    for entry in archive.entries().map_err(|e| io(path, e))? {
+        let mut entry = entry.map_err(|e| io(path, e))?;
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let mut header = entry.header().clone();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| {
+            Error::Invalid(format!(
+                "Could not extract regular file {name} from {}: {e}",
+                path.display()
+            ))
+        })?;
+        if header.entry_type().is_file() && is_text_member(&name) {
+            let mut fixed = Vec::with_capacity(data.len());
+            let mut i = 0;
+            while i < data.len() {
+                if data[i] == b'\r' && data.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                    continue;
+                }
+                fixed.push(data[i]);
+                i += 1;
+            }
+            data = fixed;
+        }
+        header.set_size(data.len() as u64);
+        header.set_mtime(mtime);
+        header.set_uid(0);
+        header.set_gid(0);
+        let _ = header.set_username("");
+        let _ = header.set_groupname("");
+        builder
+            .append_data(&mut header, &name, data.as_slice())
+            .map_err(|e| io(path, e))?;
+    }
+    let gz = builder.into_inner().map_err(|e| io(path, e))?;
+    let mut inner = gz.finish().map_err(|e| io(path, e))?;
+    inner.flush().map_err(|e| io(path, e))?;
+    drop(inner);
+    if fs_err::metadata(temp.path())
+        .map_err(|e| io(path, e))?
+        .len()
+        == 0
+    {
+        return Err(Error::Invalid(format!(
+            "Normalized sdist missing or empty: {}",
+            path.display()
+        )));
+    }
+    #[cfg(unix)]
+    fs_err::set_permissions(
+        temp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .map_err(|e| io(path, e))?;
+    temp.persist(path).map_err(|e| io(path, e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_text_member;
+
+    #[test]
+    fn text_members_of_spec_15_14() {
+        for (name, want) in [
+            ("rocm-1.0/PKG-INFO", true),
+            ("rocm-1.0/src/rocm.egg-info/PKG-INFO", true),
+            ("rocm-1.0/setup.cfg", true),
+            ("rocm-1.0/README.MD", true),
+            ("rocm-1.0/MANIFEST.in", true),
+            ("rocm-1.0/requires.TXT", true),
+            ("rocm-1.0/src/rocm_sdk/_devel.py", true),
+            ("rocm-1.0/LICENSE", false),
+            ("rocm-1.0/x.tar", false),
+            ("rocm-1.0/.gitignore", false),
+        ] {
+            assert_eq!(is_text_member(name), want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,1 @@
+"""Profiler fixture package."""

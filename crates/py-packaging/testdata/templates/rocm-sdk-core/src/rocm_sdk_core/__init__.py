@@ -1,0 +1,1 @@
+from ._dist_info import __version__  # noqa: F401
