@@ -67,6 +67,9 @@ struct Args {
     /// Python that evaluates the templates' `setup.py`.
     #[arg(long, default_value = "python3")]
     python: String,
+    /// Print the time spent per stage to stderr at the end.
+    #[arg(long)]
+    timings: bool,
     /// More logging (repeat for more).
     #[arg(short, long, action = ArgAction::Count)]
     verbose: u8,
@@ -85,6 +88,7 @@ fn find_therock(start: &Path) -> Option<PathBuf> {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
+    let timings = args.timings;
     let therock = match &args.therock_dir {
         Some(d) => Some(d.clone()),
         None => find_therock(&std::env::current_dir()?),
@@ -145,7 +149,21 @@ fn run(args: Args) -> anyhow::Result<()> {
         cc: std::env::var("CC").ok().filter(|c| !c.is_empty()),
         source_date_epoch,
     };
+    let start = std::time::Instant::now();
     py_packaging::build::run(&opts, &mut stdout)?;
+    if timings {
+        let stages: Vec<String> = py_packaging::timing::report()
+            .into_iter()
+            .map(|(stage, d)| format!("{} {:.2}s", stage.name(), d.as_secs_f64()))
+            .collect();
+        use std::io::Write as _;
+        writeln!(
+            std::io::stderr(),
+            "timings: total {:.2}s; {}",
+            start.elapsed().as_secs_f64(),
+            stages.join(", ")
+        )?;
+    }
     Ok(())
 }
 

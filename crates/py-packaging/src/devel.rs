@@ -201,13 +201,15 @@ impl Package {
                 copies.push((relpath.to_owned(), entry.path.clone(), dest));
             }
         }
-        copies.par_iter().try_for_each(|(_, source, dest)| {
-            let edit = if elf_fixups {
-                normalize_edit(source)?
-            } else {
-                None
-            };
-            copy_with_edit(source, dest, edit.as_ref())
+        crate::timing::timed(crate::timing::Stage::Populate, || {
+            copies.par_iter().try_for_each(|(_, source, dest)| {
+                let edit = if elf_fixups {
+                    normalize_edit(source)?
+                } else {
+                    None
+                };
+                copy_with_edit(source, dest, edit.as_ref())
+            })
         })?;
         self.materialized
             .extend(copies.into_iter().map(|(r, _, d)| (r, d)));
@@ -228,10 +230,13 @@ impl Package {
         } else {
             Compression::None
         };
-        let mut writer = ArchiveWriter::create(&tarball, mode)?;
-        let root = self.staging.join("platform");
-        write_tree(&mut writer, &root, &platform, mtime)?;
-        writer.finish()?;
+        crate::timing::timed(crate::timing::Stage::DevelTarball, || {
+            let mut writer = ArchiveWriter::create(&tarball, mode)?;
+            let root = self.staging.join("platform");
+            write_tree(&mut writer, &root, &platform, mtime)?;
+            writer.finish()?;
+            Ok::<_, Error>(())
+        })?;
         fs_err::remove_dir_all(&platform).map_err(|e| io(&platform, e))?;
         Ok(tarball)
     }

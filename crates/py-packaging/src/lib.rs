@@ -12,6 +12,7 @@ pub mod populate;
 pub mod pyrepr;
 pub mod sdist;
 pub mod stub;
+pub mod timing;
 pub mod wheel;
 
 #[cfg(test)]

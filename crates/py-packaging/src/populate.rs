@@ -87,7 +87,7 @@ pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result
         )
         && elf_patch::Elf::parse(&data).is_ok_and(|e| e.has_string_table())
     {
-        match elf_patch::patch(&data, edit) {
+        match crate::timing::timed(crate::timing::Stage::Elf, || elf_patch::patch(&data, edit)) {
             Ok(Some(patched)) => data = patched,
             Ok(None) => {}
             Err(e) => {
