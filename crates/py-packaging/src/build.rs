@@ -317,21 +317,25 @@ impl<'o> Builder<'o> {
         writeln!(out, "::: Building python package {name}")
             .map_err(|e| io(Path::new("stdout"), e))?;
         let built = if name == "rocm" {
-            crate::sdist::build_sdist(
-                staging,
-                dist,
-                &self.opts.python,
-                self.opts.source_date_epoch,
-            )?
+            timed(Stage::Sdist, || {
+                crate::sdist::build_sdist(
+                    staging,
+                    dist,
+                    &self.opts.python,
+                    self.opts.source_date_epoch,
+                )
+            })?
         } else {
-            let decl = read_setup(staging, &self.opts.python, &[])?;
-            write_wheel(
-                staging,
-                &decl,
-                dist,
-                !self.opts.wheel_compression,
-                self.opts.source_date_epoch,
-            )?
+            timed(Stage::Wheels, || {
+                let decl = read_setup(staging, &self.opts.python, &[])?;
+                write_wheel(
+                    staging,
+                    &decl,
+                    dist,
+                    !self.opts.wheel_compression,
+                    self.opts.source_date_epoch,
+                )
+            })?
         };
         self.outputs.push(built);
         Ok(())

@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use base64::Engine as _;
+use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
+
+/// Input bytes compressed in parallel before they are appended to the wheel.
+const BATCH: u64 = 256 << 20;
 
 use crate::{Error, io};
 
@@ -371,6 +375,52 @@ fn zip_time(epoch: u64) -> zip::DateTime {
     .unwrap_or_default()
 }
 
+/// One entry compressed ahead of time (in parallel): a single-entry zip in memory and its
+/// RECORD row.
+struct Prepared {
+    zip: Vec<u8>,
+    row: String,
+}
+
+fn record_row(arc: &str, data: &[u8]) -> String {
+    let field = if arc.contains(',') || arc.contains('"') {
+        format!("\"{}\"", arc.replace('"', "\"\""))
+    } else {
+        arc.to_owned()
+    };
+    format!("{field},{},{}\n", record_hash(data), data.len())
+}
+
+/// Reads `path` and compresses it as entry `arc` with `options`.
+fn prepare(
+    arc: &str,
+    path: &Path,
+    options: zip::write::SimpleFileOptions,
+) -> Result<Prepared, Error> {
+    let data = fs_err::read(path).map_err(|e| io(path, e))?;
+    #[cfg(unix)]
+    let executable = std::os::unix::fs::PermissionsExt::mode(
+        &fs_err::metadata(path)
+            .map_err(|e| io(path, e))?
+            .permissions(),
+    ) & 0o111
+        != 0;
+    #[cfg(not(unix))]
+    let executable = false;
+    let options = options
+        .unix_permissions(if executable { 0o755 } else { 0o644 })
+        .large_file(data.len() as u64 >= u64::from(u32::MAX));
+    let zip_err = |e: zip::result::ZipError| Error::Invalid(format!("{}: {e}", path.display()));
+    let mut one = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    one.start_file(arc, options).map_err(zip_err)?;
+    one.write_all(&data).map_err(|e| io(path, e))?;
+    let zip = one.finish().map_err(zip_err)?.into_inner();
+    Ok(Prepared {
+        zip,
+        row: record_row(arc, &data),
+    })
+}
+
 /// A wheel being written: entries and their RECORD rows.
 struct WheelZip<W: std::io::Write + std::io::Seek> {
     zip: zip::ZipWriter<W>,
@@ -393,15 +443,21 @@ impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
             .start_file(arc, options)
             .map_err(|e| self.error(&e))?;
         self.zip.write_all(data).map_err(|e| io(&self.dest, e))?;
-        let field = if arc.contains(',') || arc.contains('"') {
-            format!("\"{}\"", arc.replace('"', "\"\""))
-        } else {
-            arc.to_owned()
-        };
-        crate::push(
-            &mut self.record,
-            format_args!("{field},{},{}\n", record_hash(data), data.len()),
-        );
+        self.record.push_str(&record_row(arc, data));
+        Ok(())
+    }
+
+    /// Appends an entry compressed by [`prepare`], as it is.
+    fn add_prepared(&mut self, prepared: Prepared) -> Result<(), Error> {
+        let mut one =
+            zip::ZipArchive::new(std::io::Cursor::new(prepared.zip)).map_err(|e| self.error(&e))?;
+        let file = one
+            .by_index_raw(0)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        self.zip
+            .raw_copy_file(file)
+            .map_err(|e| Error::Invalid(format!("{}: {e}", self.dest.display())))?;
+        self.record.push_str(&prepared.row);
         Ok(())
     }
 
@@ -462,18 +518,32 @@ pub fn write_wheel(
             .last_modified_time(zip_time(mtime)),
         dest: dest.clone(),
     };
-    for (arc, path) in &files {
-        let data = fs_err::read(path).map_err(|e| io(path, e))?;
-        #[cfg(unix)]
-        let executable = std::os::unix::fs::PermissionsExt::mode(
-            &fs_err::metadata(path)
-                .map_err(|e| io(path, e))?
-                .permissions(),
-        ) & 0o111
-            != 0;
-        #[cfg(not(unix))]
-        let executable = false;
-        zip.add(arc, &data, if executable { 0o755 } else { 0o644 })?;
+    // Entries are compressed in parallel, a batch of at most BATCH input bytes at a time, and
+    // appended in order.
+    let entries: Vec<(&String, &PathBuf, u64)> = files
+        .iter()
+        .map(|(arc, path)| {
+            let len = fs_err::metadata(path).map_err(|e| io(path, e))?.len();
+            Ok((arc, path, len))
+        })
+        .collect::<Result<_, Error>>()?;
+    let mut start = 0;
+    while start < entries.len() {
+        let mut end = start;
+        let mut bytes = 0u64;
+        while end < entries.len() && (end == start || bytes + entries[end].2 <= BATCH) {
+            bytes += entries[end].2;
+            end += 1;
+        }
+        let options = zip.options;
+        let prepared: Vec<Prepared> = entries[start..end]
+            .par_iter()
+            .map(|(arc, path, _)| prepare(arc, path, options))
+            .collect::<Result<_, Error>>()?;
+        for p in prepared {
+            zip.add_prepared(p)?;
+        }
+        start = end;
     }
     let top_level: BTreeSet<&str> = decl
         .packages
