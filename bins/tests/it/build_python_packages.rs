@@ -32,20 +32,13 @@ fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
 
 /// File name → bytes of everything under `dist`.
 fn dist_files(dist: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dist.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs_err::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dist).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, fs_err::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    rock_ci_test_support::files_under(dist)
+        .into_iter()
+        .map(|rel| {
+            let bytes = fs_err::read(dist.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect()
 }
 
 /// A fresh venv with the packages of `dist` installed as `requirement`.

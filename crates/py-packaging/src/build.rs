@@ -163,11 +163,7 @@ pub fn check_kpack_completeness(
 /// Copies a template tree (symlinks kept as links) to `dest`, replacing what was there.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
     fs_err::create_dir_all(to).map_err(|e| io(to, e))?;
-    let mut entries: Vec<_> = fs_err::read_dir(from)
-        .map_err(|e| io(from, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| io(from, e))?;
-    entries.sort_by_key(fs_err::DirEntry::file_name);
+    let entries = crate::sorted_dir(from)?;
     for e in entries {
         let (src, dst) = (e.path(), to.join(e.file_name()));
         let ty = e.file_type().map_err(|err| io(&src, err))?;

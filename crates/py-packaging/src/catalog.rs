@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use artifacts::ArtifactName;
 use regex::Regex;
 
-use crate::{Error, io};
+use crate::{Error, io, sorted_dir};
 
 /// A glob of the reference's `RecursiveGlobPattern` (§3) as an anchored regex.
 pub fn glob_regex(glob: &str) -> String {
@@ -81,16 +81,6 @@ pub struct ArtifactCatalog {
     index: HashMap<String, usize>,
     includes: Globs,
     excludes: Globs,
-}
-
-/// The entries of `dir`, sorted by name.
-fn sorted_dir(dir: &Path) -> Result<Vec<fs_err::DirEntry>, Error> {
-    let mut entries = fs_err::read_dir(dir)
-        .map_err(|e| io(dir, e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| io(dir, e))?;
-    entries.sort_by_key(fs_err::DirEntry::file_name);
-    Ok(entries)
 }
 
 impl ArtifactCatalog {

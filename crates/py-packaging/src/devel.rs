@@ -251,11 +251,7 @@ fn write_tree(
     dir: &Path,
     mtime: u64,
 ) -> Result<(), Error> {
-    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
-        .map_err(|e| io(dir, e))?
-        .map(|e| e.map(|e| e.path()).map_err(|err| io(dir, err)))
-        .collect::<Result<_, _>>()?;
-    entries.sort();
+    let entries = crate::sorted_paths(dir)?;
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
     for path in files.iter().chain(&dirs) {
         let arcname = path

@@ -5,14 +5,11 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use crate::catalog::{
-    ArtifactCatalog, CORE_EXCLUDES, core_filter, device_filter, libraries_filter,
-};
+use crate::catalog::{ArtifactCatalog, device_filter, libraries_filter};
 use crate::devel::{links_manifest, profiler_fixups};
 use crate::names::Logical;
 use crate::populate::Package;
-use crate::populate_tests::{artifacts, core_deps, files_under, mkdirs, stage};
-use crate::stub::StubCache;
+use crate::populate_tests::{core_deps, files_under, mkdirs, stage, staged_core};
 
 #[test]
 fn device_package_and_links_manifest_of_spec_15_7() {
@@ -132,18 +129,7 @@ fn spec_15_8_members() -> BTreeSet<(String, String)> {
 #[test]
 fn devel_package_of_spec_15_8() {
     let tmp = tempfile::tempdir().unwrap();
-    let (art, dest) = (tmp.path().join("artifacts"), tmp.path().join("dest"));
-    artifacts(&art);
-    let stubs = StubCache::new(None, tmp.path().join("stub"));
-    let mut core = Package::new(
-        Logical::Core,
-        None,
-        dest.join("rocm-sdk-core"),
-        "_rocm_sdk_core".into(),
-        core_deps(&["lib/llvm/lib", "lib/rocm_sysdeps/lib"]),
-    );
-    let core_catalog = ArtifactCatalog::new(&art, core_filter, &[], &CORE_EXCLUDES).unwrap();
-    core.populate_runtime(&core_catalog, &stubs, true).unwrap();
+    let (art, dest, stubs, core, core_catalog) = staged_core(tmp.path());
     let mut libs = Package::new(
         Logical::Libraries,
         None,

@@ -80,3 +80,21 @@ pub(crate) fn write_file(dest: &Path, data: &[u8], mode: u32) -> Result<(), Erro
 pub(crate) fn push(s: &mut String, args: std::fmt::Arguments<'_>) {
     std::fmt::Write::write_fmt(s, args).expect("writing to a String cannot fail");
 }
+
+/// The entries of `dir`, sorted by name.
+pub(crate) fn sorted_dir(dir: &Path) -> Result<Vec<fs_err::DirEntry>, Error> {
+    let mut entries = fs_err::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| io(dir, e))?;
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    Ok(entries)
+}
+
+/// The paths in `dir`, sorted by name.
+pub(crate) fn sorted_paths(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    Ok(sorted_dir(dir)?
+        .iter()
+        .map(fs_err::DirEntry::path)
+        .collect())
+}

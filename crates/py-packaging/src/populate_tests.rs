@@ -3,7 +3,7 @@
 //! install them, a library is loaded and a stub is run.
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rock_ci_test_support::elf::{cc, readelf_dynamic};
@@ -41,30 +41,14 @@ pub(crate) fn core_deps(subdirs: &[&str]) -> Vec<RpathDep> {
         .collect()
 }
 
-pub(crate) fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs_err::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    out.sort();
-    out
-}
+pub(crate) use rock_ci_test_support::files_under;
 
-#[test]
-fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (art, dest) = (tmp.path().join("artifacts"), tmp.path().join("dest"));
+/// The artifacts of §15.8 under `tmp/artifacts` and the core package populated from them
+/// under `tmp/dest`: (artifacts dir, dest dir, stub cache, core, core catalog).
+pub(crate) fn staged_core(tmp: &Path) -> (PathBuf, PathBuf, StubCache, Package, ArtifactCatalog) {
+    let (art, dest) = (tmp.join("artifacts"), tmp.join("dest"));
     artifacts(&art);
-    let stubs = StubCache::new(None, tmp.path().join("stub"));
-
+    let stubs = StubCache::new(None, tmp.join("stub"));
     let catalog = ArtifactCatalog::new(&art, core_filter, &[], &CORE_EXCLUDES).unwrap();
     let mut core = Package::new(
         Logical::Core,
@@ -74,6 +58,13 @@ fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
         core_deps(&["lib/llvm/lib", "lib/rocm_sysdeps/lib"]),
     );
     core.populate_runtime(&catalog, &stubs, true).unwrap();
+    (art, dest, stubs, core, catalog)
+}
+
+#[test]
+fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (art, dest, stubs, core, _) = staged_core(tmp.path());
     let platform = core.platform_dir().unwrap();
     assert_eq!(
         files_under(&platform),

@@ -256,11 +256,7 @@ fn collect(
     package_dirs: &BTreeSet<PathBuf>,
     files: &mut BTreeMap<String, PathBuf>,
 ) -> Result<(), Error> {
-    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
-        .map_err(|e| io(dir, e))?
-        .map(|e| e.map(|e| e.path()).map_err(|err| io(dir, err)))
-        .collect::<Result<_, _>>()?;
-    entries.sort();
+    let entries = crate::sorted_paths(dir)?;
     for path in entries {
         let name = path
             .file_name()
