@@ -256,3 +256,40 @@ fn bad_inputs_fail_with_the_reference_messages() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
 }
+
+#[test]
+fn legacy_flow_with_two_families_writes_meta_and_devel_per_family() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    artifact_set(&artifacts, false);
+    let second = rock_ci_test_support::rocm::stage(&artifacts, "blas_lib_gfx120X-all");
+    fs_err::create_dir_all(second.join("lib/rocblas/library")).unwrap();
+    fs_err::write(second.join("lib/rocblas/library/Kernels_gfx1201.co"), "co").unwrap();
+    let dest = tmp.path().join("dest");
+    let out = build(&artifacts, &dest, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = dist_files(&dest.join("dist")).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "gfx120X-all/rocm-1.2.3.tar.gz",
+            "gfx120X-all/rocm_sdk_devel-1.2.3-py3-none-linux_x86_64.whl",
+            "gfx94X-dcgpu/rocm-1.2.3.tar.gz",
+            "gfx94X-dcgpu/rocm_sdk_devel-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_profiler-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_core-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_libraries_gfx120x_all-1.2.3-py3-none-linux_x86_64.whl",
+            "rocm_sdk_libraries_gfx94x_dcgpu-1.2.3-py3-none-linux_x86_64.whl"
+        ]
+    );
+    // The meta package staged last is restricted to its family.
+    let dist_info = fs_err::read_to_string(dest.join("rocm/src/rocm_sdk/_dist_info.py")).unwrap();
+    assert!(dist_info.ends_with(
+        "THIS_TARGET_FAMILY = 'gfx94X-dcgpu'\nTHIS_PACKAGE_ENTRY = ALL_PACKAGES['meta']\nDEFAULT_TARGET_FAMILY = 'gfx94X-dcgpu'\nAVAILABLE_TARGET_FAMILIES.append('gfx94X-dcgpu')\n"
+    ), "{dist_info}");
+    assert!(!dist_info.contains("gfx120X-all"));
+}
