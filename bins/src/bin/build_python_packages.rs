@@ -33,7 +33,7 @@ struct Args {
     /// Only stage the package directories.
     #[arg(long, overrides_with = "build_packages", action = ArgAction::SetTrue)]
     no_build_packages: bool,
-    /// Version of every package [default: `rocm-version` of `version.json` + `.dev0`].
+    /// Version of every package (default: `rocm-version` of `version.json` + `.dev0`).
     #[arg(long, default_value = "")]
     version: String,
     /// Appended to every platform Python package name.
@@ -57,11 +57,11 @@ struct Args {
     /// Windows GPU families (`,` or `;` separated).
     #[arg(long)]
     windows_amdgpu_families: Option<String>,
-    /// TheRock checkout (templates, `version.json`, GPU family table) [default: found from the
-    /// current directory upwards].
+    /// TheRock checkout (templates, `version.json`, GPU family table; default: found from the
+    /// current directory upwards).
     #[arg(long)]
     therock_dir: Option<PathBuf>,
-    /// Package templates [default: `<therock>/build_tools/packaging/python/templates`].
+    /// Package templates (default: `<therock>/build_tools/packaging/python/templates`).
     #[arg(long)]
     templates_dir: Option<PathBuf>,
     /// Python that evaluates the templates' `setup.py`.
