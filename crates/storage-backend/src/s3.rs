@@ -138,7 +138,18 @@ impl S3StorageBackend {
         )) {
             return Ok(Outcome::Planned);
         }
-        let sha = sha256_file(source).await?;
+        // A small file is read once: hashed and sent from memory.
+        let small = size <= self.common.options.multipart_threshold;
+        let (sha, contents) = if small {
+            let data = tokio::fs::read(source).await.map_err(|e| Error::Read {
+                path: source.to_path_buf(),
+                source: e,
+            })?;
+            let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+            (sha, Some(data))
+        } else {
+            (sha256_file(source).await?, None)
+        };
         match self.common.options.overwrite {
             Overwrite::Always => {}
             Overwrite::Never => {
@@ -154,16 +165,9 @@ impl S3StorageBackend {
             }
         }
         let id = self.common.reporter.on_transfer_start(&dest.s3_uri(), size);
-        if size <= self.common.options.multipart_threshold {
-            let body = ByteStream::read_from()
-                .path(source)
-                .buffer_size(BODY_BUFFER)
-                .build()
-                .await
-                .map_err(|e| Error::Read {
-                    path: source.to_path_buf(),
-                    source: std::io::Error::other(e),
-                })?;
+        if let Some(data) = contents {
+            let size = data.len() as u64;
+            let body = ByteStream::from(data);
             self.sdk()
                 .put_object()
                 .bucket(dest.bucket())
