@@ -358,6 +358,30 @@ mod tests {
     }
 
     #[test]
+    fn artifact_dir_names_of_spec_15_3() {
+        for (dir, want) in [
+            (
+                "name_component_generic",
+                Some(("name", "component", "generic")),
+            ),
+            (
+                "blas_lib_gfx942:xnack+",
+                Some(("blas", "lib", "gfx942:xnack+")),
+            ),
+            ("hip-dev_lib_generic", Some(("hip-dev", "lib", "generic"))),
+            ("a_b_c_d", None),
+            ("a_b", None),
+            ("_lib_generic", None),
+        ] {
+            let got = ArtifactName::from_dir_name(dir);
+            let got = got
+                .as_ref()
+                .map(|a| (a.name(), a.component(), a.target_family()));
+            assert_eq!(got, want, "{dir}");
+        }
+    }
+
+    #[test]
     fn filters_of_spec_15_10() {
         let device = device_filter("gfx942");
         for (n, c, t, want) in [
