@@ -263,16 +263,8 @@ SENTINEL = {}\n";
              AVAILABLE_TARGET_FAMILIES, THIS_TARGET_FAMILY, LIBRARIES_PY_PACKAGE_NAME, \
              ALL_PACKAGES['libraries'].dist_package_template, 'pwned' in SENTINEL]))\n"
         );
-        let out = std::process::Command::new("python3")
-            .args(["-c", &script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let out = rock_ci_test_support::python(&script, &[]);
+        let got: serde_json::Value = serde_json::from_str(&out).unwrap();
         let want = serde_json::json!([
             p.version,
             hostile_nonce,

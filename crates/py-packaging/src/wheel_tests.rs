@@ -2,7 +2,6 @@
 //! `zipfile` and `hashlib`), determinism.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::wheel::{escaped_name, platform_tag, read_setup, write_wheel};
 
@@ -131,18 +130,7 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
         wheel.file_name().unwrap().to_string_lossy(),
         "demo_sdk_core-1.2.3.dev0-py3-none-manylinux_2_28_x86_64.whl"
     );
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(CHECK)
-        .arg(&wheel)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listing = String::from_utf8_lossy(&out.stdout);
+    let listing = rock_ci_test_support::python(CHECK, &[wheel.as_os_str()]);
     assert!(
         listing.contains("_demo_core/lib/libx.so 0o100755 (2023, 11, 14, 22, 13, 20) 8"),
         "{listing}"
@@ -168,15 +156,9 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
         1_700_000_000,
     )
     .unwrap();
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(CHECK)
-        .arg(&stored)
-        .output()
-        .unwrap();
+    let stored_listing = rock_ci_test_support::python(CHECK, &[stored.as_os_str()]);
     assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("_demo_core/lib/libx.so 0o100755 (2023, 11, 14, 22, 13, 20) 0")
+        stored_listing.contains("_demo_core/lib/libx.so 0o100755 (2023, 11, 14, 22, 13, 20) 0")
     );
 }
 

@@ -269,3 +269,19 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Runs `python3 -c script args...`, panicking with its stderr unless it succeeds; its stdout.
+pub fn python(script: &str, args: &[&std::ffi::OsStr]) -> String {
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
