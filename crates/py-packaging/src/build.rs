@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use artifacts::ArtifactName;
+use rayon::prelude::*;
 
 use crate::catalog::{
     ArtifactCatalog, CORE_EXCLUDES, PROFILER_WHEEL_INCLUDES, core_filter, device_filter,
@@ -337,6 +338,45 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
+    /// Writes the wheels of several staged packages at once (one Python run each, entries
+    /// compressed in parallel within each wheel).
+    fn build_wheels(
+        &mut self,
+        stagings: &[PathBuf],
+        dist: &Path,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        if !self.opts.build_packages {
+            return Ok(());
+        }
+        for staging in stagings {
+            let name = staging
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            writeln!(out, "::: Building python package {name}")
+                .map_err(|e| io(Path::new("stdout"), e))?;
+        }
+        let opts = self.opts;
+        let built: Vec<PathBuf> = stagings
+            .par_iter()
+            .map(|staging| {
+                timed(Stage::Wheels, || {
+                    let decl = read_setup(staging, &opts.python, &[])?;
+                    write_wheel(
+                        staging,
+                        &decl,
+                        dist,
+                        !opts.wheel_compression,
+                        opts.source_date_epoch,
+                    )
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        self.outputs.extend(built);
+        Ok(())
+    }
+
     fn runtime(
         &mut self,
         logical: Logical,
@@ -473,9 +513,6 @@ impl<'o> Builder<'o> {
         )?;
         wheels.push(self.runtime(Logical::Libraries, None, &catalog, &LIBRARY_DEPS, out)?);
         let dist = self.dist(None);
-        for staging in wheels {
-            self.build(&staging, &dist, out)?;
-        }
         let targets: BTreeSet<String> = self
             .params
             .all_target_families
@@ -501,8 +538,9 @@ impl<'o> Builder<'o> {
                 pkg.populate_device(&catalog, &self.opts.version, !cfg!(windows))
             })?;
             self.registered.push(pkg);
-            self.build(&staging, &dist, out)?;
+            wheels.push(staging);
         }
+        self.build_wheels(&wheels, &dist, out)?;
         let meta = self.stage(Logical::Meta, None, false, out)?;
         self.build(&meta, &dist, out)?;
         let devel = self.devel(None, &KPACK_DEVEL_EXTRAS, &["test"], out)?;
@@ -520,9 +558,7 @@ impl<'o> Builder<'o> {
             wheels.push(self.runtime(Logical::Libraries, Some(f), &catalog, &LIBRARY_DEPS, out)?);
         }
         let dist = self.dist(None);
-        for staging in wheels {
-            self.build(&staging, &dist, out)?;
-        }
+        self.build_wheels(&wheels, &dist, out)?;
         for f in &families {
             let dist = self.dist(multi.then_some(f.as_str()));
             let meta = self.stage(Logical::Meta, multi.then_some(f.as_str()), multi, out)?;
