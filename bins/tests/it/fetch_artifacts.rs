@@ -3,7 +3,9 @@ use std::process::{Command, Output};
 
 use artifacts::Compression;
 use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
-use rock_ci_test_support::{HttpServer, Reply, S3Server, sha256_hex, write_artifact};
+use rock_ci_test_support::{
+    HttpServer, Reply, S3Server, assert_fails_with, sha256_hex, write_artifact,
+};
 
 /// Writes artifact `name` (with a sidecar) into the run prefix of the server's bucket.
 fn put_artifact(
@@ -353,17 +355,7 @@ fn empty_selections_and_bad_input_fail() {
             assert!(out.status.success(), "{}", text(&out.stderr));
             continue;
         }
-        assert_eq!(
-            out.status.code(),
-            Some(*code),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            text(&out.stderr).contains(message),
-            "{message} not in {}",
-            text(&out.stderr)
-        );
+        assert_fails_with(&out, *code, message, &format!("{args:?}"));
     }
 }
 

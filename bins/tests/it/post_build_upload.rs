@@ -1,8 +1,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rock_ci_test_support::S3Server;
 use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
+use rock_ci_test_support::{S3Server, assert_fails_with};
 
 const GROUP: &str = "gfx94X-dcgpu";
 
@@ -408,17 +408,7 @@ fn usage_errors() {
     ];
     for (args, env, code, message) in cases {
         let out = run(args, env, t.path());
-        assert_eq!(
-            out.status.code(),
-            Some(*code),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            text(&out.stderr).contains(message),
-            "{message} not in {}",
-            text(&out.stderr)
-        );
+        assert_fails_with(&out, *code, message, &format!("{args:?}"));
     }
     // ARTIFACT_GROUP from the environment is honoured.
     let out = run(&["--no-upload"], &[("ARTIFACT_GROUP", GROUP)], t.path());

@@ -6,7 +6,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::parse::{
-    Class, Codec, DF_1_PIE, DT_FLAGS_1, DT_NULL, ET_DYN, ET_EXEC, Endian, PT_DYNAMIC, Phdr,
+    Class, Codec, DF_1_PIE, DT_FLAGS_1, DT_NULL, DT_SONAME, DT_STRSZ, DT_STRTAB, ET_DYN, ET_EXEC,
+    Endian, PT_DYNAMIC, PT_LOAD, Phdr,
 };
 
 /// What a file is, for the packaging rules.
@@ -100,20 +101,9 @@ fn by_content(src: &mut dyn Source) -> FileType {
     if head.starts_with(b"!<arch>\n") {
         return FileType::Ar;
     }
-    if !crate::is_elf(&head) {
+    let Some(c) = codec_of(&head) else {
         return FileType::Other;
-    }
-    let class = match head[4] {
-        1 => Class::Elf32,
-        2 => Class::Elf64,
-        _ => return FileType::Other,
     };
-    let endian = match head[5] {
-        1 => Endian::Little,
-        2 => Endian::Big,
-        _ => return FileType::Other,
-    };
-    let c = Codec { class, endian };
     match c.u16(&head, 16) {
         Ok(ET_EXEC) => FileType::Exe,
         Ok(ET_DYN) if is_pie(c, &head, src) => FileType::Exe,
@@ -122,40 +112,112 @@ fn by_content(src: &mut dyn Source) -> FileType {
     }
 }
 
-/// Whether the dynamic section of an `ET_DYN` file has `DF_1_PIE`.
-fn is_pie(c: Codec, head: &[u8], src: &mut dyn Source) -> bool {
+/// The byte order and class of an ELF header, if `head` is one.
+fn codec_of(head: &[u8]) -> Option<Codec> {
+    if !crate::is_elf(head) || head.len() < 6 {
+        return None;
+    }
+    let class = match head[4] {
+        1 => Class::Elf32,
+        2 => Class::Elf64,
+        _ => return None,
+    };
+    let endian = match head[5] {
+        1 => Endian::Little,
+        2 => Endian::Big,
+        _ => return None,
+    };
+    Some(Codec { class, endian })
+}
+
+/// Dynamic entries as `(tag, value)`.
+type DynEntries = Vec<(u64, u64)>;
+
+/// The program headers and the dynamic entries (up to `DT_NULL`) of an ELF source, read
+/// piece by piece.
+fn dynamic_of(c: Codec, head: &[u8], src: &mut dyn Source) -> Option<(Vec<Phdr>, DynEntries)> {
     let w = c.word_size();
     let (Ok(phoff), Ok(phentsize), Ok(phnum)) = (
         c.word(head, 24 + w),
         c.u16(head, 24 + 3 * w + 6),
         c.u16(head, 24 + 3 * w + 8),
     ) else {
-        return false;
+        return None;
     };
     let (phentsize, phnum) = (u64::from(phentsize), u64::from(phnum));
-    let Some(table) = src.read_range(phoff, phentsize * phnum) else {
-        return false;
-    };
-    let dynamic = (0..phnum)
+    let table = src.read_range(phoff, phentsize * phnum)?;
+    let phdrs: Vec<Phdr> = (0..phnum)
         .filter_map(|i| Phdr::read(c, &table, i * phentsize).ok())
-        .find(|p| p.p_type == PT_DYNAMIC);
-    let Some(dynamic) = dynamic else {
-        return false;
-    };
-    let Some(entries) = src.read_range(dynamic.offset, dynamic.filesz) else {
-        return false;
-    };
+        .collect();
+    let dynamic = phdrs.iter().find(|p| p.p_type == PT_DYNAMIC)?;
+    let raw = src.read_range(dynamic.offset, dynamic.filesz)?;
+    let mut entries = Vec::new();
     let mut at = 0;
-    while let (Ok(tag), Ok(value)) = (c.word(&entries, at), c.word(&entries, at + w)) {
+    while let (Ok(tag), Ok(value)) = (c.word(&raw, at), c.word(&raw, at + w)) {
         if tag == DT_NULL {
             break;
         }
-        if tag == DT_FLAGS_1 {
-            return value & DF_1_PIE != 0;
-        }
+        entries.push((tag, value));
         at += 2 * w;
     }
-    false
+    Some((phdrs, entries))
+}
+
+/// Whether the dynamic section of an `ET_DYN` file has `DF_1_PIE`.
+fn is_pie(c: Codec, head: &[u8], src: &mut dyn Source) -> bool {
+    dynamic_of(c, head, src).is_some_and(|(_, entries)| {
+        entries
+            .iter()
+            .find(|(t, _)| *t == DT_FLAGS_1)
+            .is_some_and(|(_, v)| v & DF_1_PIE != 0)
+    })
+}
+
+/// The `DT_SONAME` of the ELF file at `path`, reading only its headers, dynamic section and
+/// the name itself (not the whole file); `None` for files without one or that are not ELF.
+pub fn file_soname(path: &Path) -> std::io::Result<Option<String>> {
+    let invalid = |what: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: {what}", path.display()),
+        )
+    };
+    let mut file = fs_err::File::open(path)?;
+    let src: &mut dyn Source = &mut file;
+    let Some(head) = src.read_range(0, 64).or_else(|| src.read_range(0, 52)) else {
+        return Ok(None);
+    };
+    let Some(c) = codec_of(&head) else {
+        return Ok(None);
+    };
+    let Some((phdrs, entries)) = dynamic_of(c, &head, src) else {
+        return Ok(None);
+    };
+    let value = |tag| entries.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v);
+    let Some(name) = value(DT_SONAME) else {
+        return Ok(None);
+    };
+    let (Some(strtab), Some(strsz)) = (value(DT_STRTAB), value(DT_STRSZ)) else {
+        return Err(invalid("dynamic section without DT_STRTAB/DT_STRSZ"));
+    };
+    if name >= strsz {
+        return Err(invalid("SONAME offset outside the string table"));
+    }
+    let table = phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .find_map(|p| p.file_offset(strtab, strsz))
+        .ok_or_else(|| invalid("string table outside the loaded segments"))?;
+    let rest = strsz - name;
+    let bytes = src
+        .read_range(table + name, rest.min(4096))
+        .or_else(|| src.read_range(table + name, rest))
+        .ok_or_else(|| invalid("truncated string table"))?;
+    let end = bytes
+        .iter()
+        .position(|b| *b == 0)
+        .ok_or_else(|| invalid("SONAME not terminated"))?;
+    Ok(Some(String::from_utf8_lossy(&bytes[..end]).into_owned()))
 }
 
 /// Classifies the file at `path` (spec §10.1, a non-Windows host): the link or directory

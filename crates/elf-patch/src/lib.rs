@@ -31,7 +31,7 @@ mod tests;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-pub use classify::{FileType, classify_bytes, file_type};
+pub use classify::{FileType, classify_bytes, file_soname, file_type};
 pub use parse::{Class, Elf, Endian, is_elf};
 pub use write::{Edit, combined_search_path, patch};
 

@@ -28,6 +28,13 @@ int main(int argc, char **argv) {
 fn assert_same_as_readelf(path: &Path) {
     let ours = read_file(path).unwrap();
     let theirs = readelf_dynamic(path);
+    // The piecewise reader agrees with the whole-file one.
+    assert_eq!(
+        crate::file_soname(path).unwrap(),
+        ours.soname,
+        "{}",
+        path.display()
+    );
     assert_eq!(
         (ours.soname, ours.rpath, ours.runpath, ours.needed),
         (theirs.soname, theirs.rpath, theirs.runpath, theirs.needed),

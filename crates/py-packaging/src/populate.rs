@@ -116,11 +116,11 @@ pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result
     Ok(())
 }
 
-/// The SONAME of a shared object, or `None`.
+/// The SONAME of a shared object, or `None` (read from its headers, not the whole file).
 fn soname_of(path: &Path) -> Result<Option<String>, Error> {
-    elf_patch::read_file(path)
-        .map(|i| i.soname.filter(|s| !s.is_empty()))
-        .map_err(|e| Error::Invalid(e.to_string()))
+    elf_patch::file_soname(path)
+        .map(|s| s.filter(|s| !s.is_empty()))
+        .map_err(|e| io(path, e))
 }
 
 impl Package {

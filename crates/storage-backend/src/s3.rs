@@ -141,11 +141,14 @@ impl S3StorageBackend {
         // A small file is read once: hashed and sent from memory.
         let small = size <= self.common.options.multipart_threshold;
         let (sha, contents) = if small {
-            let data = tokio::fs::read(source).await.map_err(|e| Error::Read {
-                path: source.to_path_buf(),
-                source: e,
-            })?;
-            let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+            // Read and hash off the async workers.
+            let path = source.to_path_buf();
+            let (sha, data) = crate::blocking(move || {
+                let data = fs_err::read(&path).map_err(|e| Error::Read { path, source: e })?;
+                let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+                Ok::<_, Error>((sha, data))
+            })
+            .await?;
             (sha, Some(data))
         } else {
             (sha256_file(source).await?, None)

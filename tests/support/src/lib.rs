@@ -285,3 +285,10 @@ pub fn python(script: &str, args: &[&std::ffi::OsStr]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Asserts that a command exited with `code` and said `message` on stderr.
+pub fn assert_fails_with(out: &std::process::Output, code: i32, message: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{what}: {stderr}");
+    assert!(stderr.contains(message), "{message} not in {stderr}");
+}
