@@ -4,6 +4,8 @@
 //! transfer upload-dir DIR BUCKET PREFIX     upload every file below DIR
 //! transfer upload FILE BUCKET KEY           upload one file (multipart above 8 MiB)
 //! transfer download BUCKET PREFIX KEY DEST  download artifact KEY of run PREFIX, verified
+//! transfer get-all BUCKET PREFIX N          GET every object below PREFIX, N at a time,
+//!                                           bodies counted and dropped (a network bound)
 //! ```
 //! The endpoint and credentials come from the standard `AWS_*` variables.
 
@@ -34,8 +36,59 @@ async fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
             let got = ArtifactBackend::s3(client, root).download_artifact(key, Path::new(dest)).await?;
             Ok(format!("downloaded {} bytes, sha256 {}, verified {}", got.fetched, got.sha256, got.verified))
         }
-        _ => Err("usage: transfer upload-dir DIR BUCKET PREFIX | upload FILE BUCKET KEY | download BUCKET RUN_ID KEY DEST".into()),
+        [cmd, bucket, prefix, n] if cmd == "get-all" => get_all(&client, bucket, prefix, n.parse()?).await,
+        _ => Err("usage: transfer upload-dir DIR BUCKET PREFIX | upload FILE BUCKET KEY | download BUCKET RUN_ID KEY DEST | get-all BUCKET PREFIX N".into()),
     }
+}
+
+/// GETs every object below `prefix`, `n` at a time; the bodies are read and dropped.
+async fn get_all(
+    client: &S3Client,
+    bucket: &str,
+    prefix: &str,
+    n: usize,
+) -> Result<String, Box<dyn std::error::Error>> {
+    use futures::{StreamExt as _, TryStreamExt as _};
+    let mut keys = Vec::new();
+    let mut pages = client
+        .sdk()
+        .list_objects_v2()
+        .bucket(bucket)
+        .prefix(prefix)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        keys.extend(
+            page?
+                .contents()
+                .iter()
+                .filter_map(|o| o.key().map(str::to_owned)),
+        );
+    }
+    let count = keys.len();
+    let bytes: Vec<u64> = futures::stream::iter(keys)
+        .map(|key| async move {
+            let out = client
+                .sdk()
+                .get_object()
+                .bucket(bucket)
+                .key(&key)
+                .send()
+                .await?;
+            let mut body = out.body;
+            let mut total = 0u64;
+            while let Some(chunk) = body.try_next().await? {
+                total += chunk.len() as u64;
+            }
+            Ok::<_, Box<dyn std::error::Error>>(total)
+        })
+        .buffer_unordered(n.max(1))
+        .try_collect()
+        .await?;
+    Ok(format!(
+        "got {count} objects, {} bytes",
+        bytes.iter().sum::<u64>()
+    ))
 }
 
 fn main() -> ExitCode {
