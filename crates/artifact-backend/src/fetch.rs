@@ -2,7 +2,7 @@
 //! directory beside the destination; verify; then move into place.
 
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +12,9 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{ArtifactBackend, Error};
 
-/// Chunks in flight between the download and the unpacking thread.
-const CHANNEL_CHUNKS: usize = 32;
+/// Parts (one ranged GET, one whole small object, or 1 MiB of a local file) waiting between
+/// the download and the unpacking thread.
+const CHANNEL_PARTS: usize = 2;
 
 /// What a streamed fetch produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,29 +40,65 @@ pub struct FlattenIndex {
     owners: Mutex<HashMap<PathBuf, String>>,
 }
 
-/// Reads the chunks a download task sends, hashing everything that passes.
+type Part = Vec<Bytes>;
+
+/// The unpacking thread's view of the parts the download sends: the decompressor reads the
+/// received buffers in place.
 struct StreamReader {
-    rx: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
+    rx: tokio::sync::mpsc::Receiver<std::io::Result<Part>>,
+    part: std::vec::IntoIter<Bytes>,
     current: Bytes,
-    hasher: Sha256,
-    total: u64,
 }
 
 impl Read for StreamReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = buf.len().min(available.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for StreamReader {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.current.is_empty() {
+            if let Some(next) = self.part.next() {
+                self.current = next;
+                continue;
+            }
             match self.rx.blocking_recv() {
-                Some(Ok(chunk)) => self.current = chunk,
+                Some(Ok(part)) => self.part = part.into_iter(),
                 Some(Err(e)) => return Err(e),
-                None => return Ok(0),
+                None => break,
             }
         }
-        let n = buf.len().min(self.current.len());
-        let chunk = self.current.split_to(n);
-        buf[..n].copy_from_slice(&chunk);
-        self.hasher.update(&chunk);
-        self.total += n as u64;
-        Ok(n)
+        Ok(&self.current)
+    }
+
+    fn consume(&mut self, n: usize) {
+        let _ = self.current.split_to(n);
+    }
+}
+
+/// The running SHA-256 and length of what the download sent on.
+struct Digesting {
+    hasher: Sha256,
+    total: u64,
+}
+
+impl Digesting {
+    /// Hashes `part` on a blocking thread (pipelined with the unpacking of the part before)
+    /// and hands it back.
+    async fn update(mut self, part: Part) -> (Self, Part) {
+        storage_backend::blocking(move || {
+            for b in &part {
+                self.hasher.update(b);
+                self.total += b.len() as u64;
+            }
+            (self, part)
+        })
+        .await
     }
 }
 
@@ -168,29 +205,24 @@ impl ArtifactBackend {
             .tempdir_in(output_dir)
             .map_err(|e| Error::write(output_dir, e))?;
 
-        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(CHANNEL_CHUNKS);
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);
         let unpack = {
             let (key, dir) = (key.to_owned(), temp.path().to_path_buf());
             tokio::task::spawn_blocking(move || {
                 let mut reader = StreamReader {
                     rx,
+                    part: Vec::new().into_iter(),
                     current: Bytes::new(),
-                    hasher: Sha256::new(),
-                    total: 0,
                 };
                 let extracted = {
                     let decoder = artifacts::decoder(format, &mut reader)
                         .map_err(|e| Error::read(Path::new(&key), e))?;
                     artifacts::extract_artifact(&key, decoder, &dir, layout)?
                 };
-                // Hash whatever follows the end of the tar stream too.
+                // Take whatever follows the end of the tar stream too: it is hashed.
                 std::io::copy(&mut reader, &mut std::io::sink())
                     .map_err(|e| Error::read(Path::new(&key), e))?;
-                Ok::<_, Error>((
-                    extracted,
-                    hex::encode(reader.hasher.finalize()),
-                    reader.total,
-                ))
+                Ok::<_, Error>(extracted)
             })
         };
         let produced = self.produce(key, tx).await;
@@ -202,8 +234,9 @@ impl ArtifactBackend {
             },
         };
         // A download error explains an unpacking error that follows from it.
-        produced?;
-        let (extracted, sha256, bytes) = unpacked?;
+        let digest = produced?;
+        let extracted = unpacked?;
+        let (sha256, bytes) = (hex::encode(digest.hasher.finalize()), digest.total);
         if let Some(expected) = &expected
             && *expected != sha256
         {
@@ -244,12 +277,17 @@ impl ArtifactBackend {
         })
     }
 
-    /// Sends the archive's bytes to `tx`, reporting progress.
+    /// Sends the archive's bytes to `tx` in parts, hashing each on the way, reporting
+    /// progress. Stops early (without error) when the unpacker stops; its error tells why.
     async fn produce(
         &self,
         key: &str,
-        tx: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
-    ) -> Result<(), Error> {
+        tx: tokio::sync::mpsc::Sender<std::io::Result<Part>>,
+    ) -> Result<Digesting, Error> {
+        let mut digest = Digesting {
+            hasher: Sha256::new(),
+            total: 0,
+        };
         match self {
             ArtifactBackend::Local(b) => {
                 let path = b.base_path.join(key);
@@ -272,12 +310,14 @@ impl ArtifactBackend {
                         break;
                     }
                     b.reporter.on_transfer_progress(id, n as u64);
-                    if tx.send(Ok(buf.freeze())).await.is_err() {
-                        return Ok(()); // the unpacker stopped; its error tells why
+                    let (hashed, part) = digest.update(vec![buf.freeze()]).await;
+                    digest = hashed;
+                    if tx.send(Ok(part)).await.is_err() {
+                        return Ok(digest);
                     }
                 }
                 b.reporter.on_transfer_complete(id);
-                Ok(())
+                Ok(digest)
             }
             ArtifactBackend::S3(b) => {
                 use futures::StreamExt as _;
@@ -286,7 +326,6 @@ impl ArtifactBackend {
                 let id = b.reporter.on_transfer_start(key, size);
                 // Pinned to the version just seen.
                 let mut parts = crate::download::object_parts(b, &loc, (0, size), &etag);
-                let mut received = 0u64;
                 while let Some(part) = parts.next().await {
                     let part = match part {
                         Ok(part) => part,
@@ -297,25 +336,29 @@ impl ArtifactBackend {
                             return Err(e);
                         }
                     };
-                    for chunk in part {
-                        received += chunk.len() as u64;
-                        b.reporter.on_transfer_progress(id, chunk.len() as u64);
-                        if tx.send(Ok(chunk)).await.is_err() {
-                            return Ok(()); // the unpacker stopped; its error tells why
-                        }
+                    let n: u64 = part.iter().map(|c| c.len() as u64).sum();
+                    b.reporter.on_transfer_progress(id, n);
+                    let (hashed, part) = digest.update(part).await;
+                    digest = hashed;
+                    if tx.send(Ok(part)).await.is_err() {
+                        return Ok(digest);
                     }
                 }
-                if received != size {
+                if digest.total != size {
                     return Err(Error::Write {
                         path: PathBuf::from(key),
                         source: std::io::Error::new(
                             std::io::ErrorKind::UnexpectedEof,
-                            format!("received {received} of {size} bytes of {}", loc.s3_uri()),
+                            format!(
+                                "received {} of {size} bytes of {}",
+                                digest.total,
+                                loc.s3_uri()
+                            ),
                         ),
                     });
                 }
                 b.reporter.on_transfer_complete(id);
-                Ok(())
+                Ok(digest)
             }
         }
     }

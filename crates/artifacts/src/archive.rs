@@ -1,4 +1,4 @@
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::{ArchiveFormat, Error};
@@ -55,16 +55,15 @@ impl Compression {
     }
 }
 
-/// Wraps `reader` in the decompressor of `format`: the uncompressed tar stream.
-pub fn decoder<'a, R: Read + Send + 'a>(
+/// Wraps `reader` in the decompressor of `format`: the uncompressed tar stream. The
+/// decompressor reads straight from `reader`'s buffer (no second buffer, no copy).
+pub fn decoder<'a, R: BufRead + Send + 'a>(
     format: ArchiveFormat,
     reader: R,
 ) -> io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match format {
-        ArchiveFormat::TarZst => Box::new(zstd::stream::read::Decoder::new(reader)?),
-        ArchiveFormat::TarXz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(
-            BufReader::new(reader),
-        )),
+        ArchiveFormat::TarZst => Box::new(zstd::stream::read::Decoder::with_buffer(reader)?),
+        ArchiveFormat::TarXz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(reader)),
     })
 }
 
@@ -72,7 +71,8 @@ pub fn decoder<'a, R: Read + Send + 'a>(
 pub fn open_archive(path: &Path) -> Result<tar::Archive<Box<dyn Read + Send>>, Error> {
     let format = ArchiveFormat::from_path(path)?;
     let file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
-    let reader = decoder(format, BufReader::new(file)).map_err(|e| Error::read(path, e))?;
+    let reader = decoder(format, BufReader::with_capacity(1 << 17, file))
+        .map_err(|e| Error::read(path, e))?;
     Ok(tar::Archive::new(reader))
 }
 
