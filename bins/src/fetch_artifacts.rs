@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use artifact_backend::{ArtifactBackend, ArtifactEntry, FlattenIndex, extract_dir_name};
+use artifact_backend::{ArtifactBackend, ArtifactEntry, FlattenIndex, Unpacking, extract_dir_name};
 use artifacts::{Layout, TargetSelection};
 use futures::StreamExt as _;
 use regex::Regex;
@@ -210,12 +210,16 @@ pub async fn run(
         request.extract_concurrency.max(1),
     ));
     let index = Arc::new(FlattenIndex::default());
+    // With cores to spare, each archive is decompressed on a thread of its own.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let decoder_thread = request.extract_concurrency.max(1).min(selected.len()) * 2 <= cores;
     let results: Vec<(String, anyhow::Result<String>)> = futures::stream::iter(selected)
         .map(|entry| {
             let (backend, decode, index) = (&backend, decode.clone(), index.clone());
             async move {
                 let key = entry.file_name.clone();
-                let result = fetch_one(backend, &entry, request, decode, index).await;
+                let result =
+                    fetch_one(backend, &entry, request, decode, index, decoder_thread).await;
                 (key, result)
             }
         })
@@ -251,6 +255,7 @@ async fn fetch_one(
     request: &Request,
     decode: Arc<tokio::sync::Semaphore>,
     index: Arc<FlattenIndex>,
+    decoder_thread: bool,
 ) -> anyhow::Result<String> {
     let key = &entry.file_name;
     let mb = |b: u64| format!("{}.{} MiB", b / 1_048_576, (b % 1_048_576) * 10 / 1_048_576);
@@ -298,7 +303,15 @@ async fn fetch_one(
     }
     let _permit = decode.acquire_owned().await?;
     let got = backend
-        .fetch_extracted(key, &request.output_dir, layout, index)
+        .fetch_extracted(
+            key,
+            &request.output_dir,
+            Unpacking {
+                layout,
+                decoder_thread,
+            },
+            index,
+        )
         .await?;
     if layout == Layout::Full && got.verified {
         let dir = request.output_dir.join(MARKER_DIR);

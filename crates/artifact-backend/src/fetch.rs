@@ -42,6 +42,153 @@ pub struct FlattenIndex {
 
 type Part = Vec<Bytes>;
 
+/// How a fetched archive is unpacked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unpacking {
+    /// Where the members land.
+    pub layout: Layout,
+    /// Decompress on a thread of its own, beside the thread writing the files: worth it when
+    /// there are cores to spare (fewer archives unpacked at once than half the cores); it
+    /// costs one more copy of the unpacked bytes.
+    pub decoder_thread: bool,
+}
+
+impl From<Layout> for Unpacking {
+    fn from(layout: Layout) -> Self {
+        Unpacking {
+            layout,
+            decoder_thread: false,
+        }
+    }
+}
+
+/// Size of one block of decompressed bytes passed from a decoder thread to the writer.
+const BLOCK: usize = 1 << 20;
+/// Blocks in flight between a decoder thread and the writer.
+const BLOCKS_IN_FLIGHT: usize = 4;
+
+enum Decoded {
+    Block(Vec<u8>, usize),
+    End,
+    Failed(std::io::Error),
+}
+
+/// The writer's side of a decoder thread: blocks in order; used blocks go back for reuse.
+struct BlockReader {
+    rx: std::sync::mpsc::Receiver<Decoded>,
+    free: std::sync::mpsc::Sender<Vec<u8>>,
+    block: Vec<u8>,
+    len: usize,
+    pos: usize,
+    ended: bool,
+}
+
+impl Read for BlockReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.len {
+            if self.ended {
+                return Ok(0);
+            }
+            let used = std::mem::take(&mut self.block);
+            if used.capacity() > 0 {
+                let _ = self.free.send(used);
+            }
+            (self.block, self.len, self.pos) = match self.rx.recv() {
+                Ok(Decoded::Block(block, len)) => (block, len, 0),
+                Ok(Decoded::End) => {
+                    self.ended = true;
+                    (Vec::new(), 0, 0)
+                }
+                Ok(Decoded::Failed(e)) => return Err(e),
+                Err(_) => return Err(std::io::Error::other("the decoder thread stopped")),
+            };
+        }
+        let n = buf.len().min(self.len - self.pos);
+        buf[..n].copy_from_slice(&self.block[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Decompresses `reader` into blocks sent to `tx` until the end, then takes (so the
+/// download hashes) whatever follows the compressed stream. Stops quietly when the writer
+/// is gone: its error tells why.
+fn decode_blocks(
+    format: ArchiveFormat,
+    reader: &mut StreamReader,
+    tx: &std::sync::mpsc::SyncSender<Decoded>,
+    free: &std::sync::mpsc::Receiver<Vec<u8>>,
+) {
+    let result = (|| -> std::io::Result<bool> {
+        let mut decoder = artifacts::decoder(format, &mut *reader)?;
+        loop {
+            let mut block = free.try_recv().unwrap_or_else(|_| vec![0; BLOCK]);
+            let mut filled = 0;
+            while filled < BLOCK {
+                match decoder.read(&mut block[filled..])? {
+                    0 => break,
+                    n => filled += n,
+                }
+            }
+            if filled == 0 {
+                break;
+            }
+            if tx.send(Decoded::Block(block, filled)).is_err() {
+                return Ok(false);
+            }
+        }
+        drop(decoder);
+        std::io::copy(reader, &mut std::io::sink())?;
+        Ok(true)
+    })();
+    let _ = tx.send(match result {
+        Ok(true) => Decoded::End,
+        Ok(false) => return,
+        Err(e) => Decoded::Failed(e),
+    });
+}
+
+/// Unpacks the archive `reader` streams into `dir`, decompressing on this thread or, with
+/// `unpacking.decoder_thread`, on a second one. Everything after the archive's end is read
+/// too, so that the download can hash it.
+fn unpack(
+    key: &str,
+    format: ArchiveFormat,
+    mut reader: StreamReader,
+    dir: &Path,
+    unpacking: Unpacking,
+) -> Result<Extracted, Error> {
+    let read_error = |e| Error::read(Path::new(key), e);
+    if !unpacking.decoder_thread {
+        let extracted = {
+            let mut decoder = artifacts::decoder(format, &mut reader).map_err(read_error)?;
+            let extracted = artifacts::extract_artifact(key, &mut decoder, dir, unpacking.layout)?;
+            // To the end of the compressed stream: its checksum and completeness are checked
+            // there, even where no sidecar vouches for the archive.
+            std::io::copy(&mut decoder, &mut std::io::sink()).map_err(read_error)?;
+            extracted
+        };
+        std::io::copy(&mut reader, &mut std::io::sink()).map_err(read_error)?;
+        return Ok(extracted);
+    }
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(BLOCKS_IN_FLIGHT);
+        let (free_tx, free_rx) = std::sync::mpsc::channel();
+        scope.spawn(move || decode_blocks(format, &mut reader, &tx, &free_rx));
+        let mut blocks = BlockReader {
+            rx,
+            free: free_tx,
+            block: Vec::new(),
+            len: 0,
+            pos: 0,
+            ended: false,
+        };
+        let extracted = artifacts::extract_artifact(key, &mut blocks, dir, unpacking.layout)?;
+        std::io::copy(&mut blocks, &mut std::io::sink()).map_err(read_error)?;
+        Ok(extracted)
+    })
+}
+
 /// The unpacking thread's view of the parts the download sends: the decompressor reads the
 /// received buffers in place.
 struct StreamReader {
@@ -186,14 +333,17 @@ impl ArtifactBackend {
     /// [`Layout::Full`] (replacing an earlier copy), merged into `output_dir` for
     /// [`Layout::Flatten`] (conflicts checked through `index`). No archive touches the disk;
     /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
-    /// files already merged before a conflict stay).
+    /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
+    /// [`Unpacking`].
     pub async fn fetch_extracted(
         &self,
         key: &str,
         output_dir: &Path,
-        layout: Layout,
+        unpacking: impl Into<Unpacking>,
         index: Arc<FlattenIndex>,
     ) -> Result<Fetched, Error> {
+        let unpacking: Unpacking = unpacking.into();
+        let layout = unpacking.layout;
         let format = ArchiveFormat::from_file_name(key).ok_or_else(|| {
             Error::Artifacts(artifacts::Error::UnknownArchiveFormat(PathBuf::from(key)))
         })?;
@@ -208,22 +358,12 @@ impl ArtifactBackend {
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);
         let unpack = {
             let (key, dir) = (key.to_owned(), temp.path().to_path_buf());
-            tokio::task::spawn_blocking(move || {
-                let mut reader = StreamReader {
-                    rx,
-                    part: Vec::new().into_iter(),
-                    current: Bytes::new(),
-                };
-                let extracted = {
-                    let decoder = artifacts::decoder(format, &mut reader)
-                        .map_err(|e| Error::read(Path::new(&key), e))?;
-                    artifacts::extract_artifact(&key, decoder, &dir, layout)?
-                };
-                // Take whatever follows the end of the tar stream too: it is hashed.
-                std::io::copy(&mut reader, &mut std::io::sink())
-                    .map_err(|e| Error::read(Path::new(&key), e))?;
-                Ok::<_, Error>(extracted)
-            })
+            let reader = StreamReader {
+                rx,
+                part: Vec::new().into_iter(),
+                current: Bytes::new(),
+            };
+            tokio::task::spawn_blocking(move || unpack(&key, format, reader, &dir, unpacking))
         };
         let produced = self.produce(key, tx).await;
         let unpacked = match unpack.await {

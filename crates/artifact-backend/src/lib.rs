@@ -33,7 +33,7 @@ mod env;
 mod fetch;
 
 pub use env::{EnvVars, backend_from_env};
-pub use fetch::{Fetched, FlattenIndex, extract_dir_name};
+pub use fetch::{Fetched, FlattenIndex, Unpacking, extract_dir_name};
 
 /// Errors of artifact operations; each names the artifact or file at fault.
 #[derive(Debug, thiserror::Error)]

@@ -160,9 +160,15 @@ impl ArchiveWriter {
             .map_err(|e| Error::write(dest, e))?;
         let out = BufWriter::with_capacity(1 << 20, file);
         let encoder = match compression {
-            Compression::Zstd { level } => Encoder::Zstd(
-                zstd::stream::write::Encoder::new(out, level).map_err(|e| Error::write(dest, e))?,
-            ),
+            // With the frame's content checksum (as the `zstd` program writes it): a damaged
+            // archive fails to decode even where no `.sha256sum` vouches for it.
+            Compression::Zstd { level } => Encoder::Zstd({
+                let mut e = zstd::stream::write::Encoder::new(out, level)
+                    .map_err(|e| Error::write(dest, e))?;
+                e.include_checksum(true)
+                    .map_err(|e| Error::write(dest, e))?;
+                e
+            }),
             Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
             // No name and mtime 0 in the gzip header: the same input gives the same bytes.
             Compression::Gzip { level } => Encoder::Gzip(

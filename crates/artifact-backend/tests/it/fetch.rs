@@ -219,3 +219,108 @@ async fn local_backend_streams_the_same_way() {
         "#!/bin/sh\n"
     );
 }
+
+/// Bytes that do not compress (a xorshift sequence).
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
+    let t = tempfile::tempdir().unwrap();
+    let b = ArtifactBackend::local(
+        t.path(),
+        WorkflowOutputRoot::for_local(Some("8"), Some(Platform::Linux), None).unwrap(),
+    )
+    .unwrap();
+    let run = t.path().join("8-linux");
+    // Several decoded blocks: a 3.5 MiB file between many small ones, in both compressions.
+    let big = noise(3_500_000, 7);
+    for (name, compression) in [
+        ("big_lib_generic.tar.zst", Compression::Zstd { level: 3 }),
+        ("big_lib_gfx942.tar.xz", Compression::Xz { preset: 0 }),
+    ] {
+        fs_err::create_dir_all(&run).unwrap();
+        let mut w = ArchiveWriter::create(&run.join(name), compression).unwrap();
+        w.append_data("artifact_manifest.txt", b"s\n", 0o644)
+            .unwrap();
+        for i in 0..40 {
+            w.append_data(&format!("s/a/f{i}"), format!("file {i}").as_bytes(), 0o644)
+                .unwrap();
+        }
+        w.append_data("s/big.bin", &big, 0o755).unwrap();
+        for i in 0..40 {
+            w.append_data(&format!("s/b/g{i}"), &noise(9000 + i, i as u64), 0o644)
+                .unwrap();
+        }
+        w.finish().unwrap();
+        let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap());
+        write(
+            &run.join(format!("{name}.sha256sum")),
+            format!("{digest}  {name}\n").as_bytes(),
+        );
+    }
+    let unpack = |decoder_thread| artifact_backend::Unpacking {
+        layout: Layout::Full,
+        decoder_thread,
+    };
+    for name in ["big_lib_generic.tar.zst", "big_lib_gfx942.tar.xz"] {
+        let (one, two) = (t.path().join("one"), t.path().join("two"));
+        let a = b.fetch_extracted(name, &one, unpack(false), Arc::default());
+        let c = b.fetch_extracted(name, &two, unpack(true), Arc::default());
+        let (a, c) = (a.await.unwrap(), c.await.unwrap());
+        assert!(a.verified && c.verified);
+        assert_eq!((a.sha256, a.extracted.clone()), (c.sha256, c.extracted));
+        assert_eq!(a.extracted.files, 81);
+        let dir = extract_dir(name);
+        let files = rock_ci_test_support::files_under(&one.join(dir));
+        assert_eq!(files, rock_ci_test_support::files_under(&two.join(dir)));
+        assert_eq!(files.len(), 82);
+        for f in &files {
+            assert_eq!(
+                fs_err::read(one.join(dir).join(f)).unwrap(),
+                fs_err::read(two.join(dir).join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        assert_eq!(fs_err::read(two.join(dir).join("s/big.bin")).unwrap(), big);
+    }
+
+    // A damaged archive (bytes flipped in the middle, sidecar removed) and a truncated one
+    // fail with the decoder on its own thread too, leaving nothing.
+    let name = "big_lib_generic.tar.zst";
+    let mut bytes = fs_err::read(run.join(name)).unwrap();
+    fs_err::remove_file(run.join(format!("{name}.sha256sum"))).unwrap();
+    let whole = bytes.clone();
+    let mid = bytes.len() / 2;
+    for byte in &mut bytes[mid..mid + 64] {
+        *byte ^= 0x5a;
+    }
+    for damaged in [bytes, whole[..whole.len() - 100].to_vec()] {
+        write(&run.join(name), &damaged);
+        for decoder_thread in [false, true] {
+            let out = t.path().join("damaged");
+            let err = b
+                .fetch_extracted(name, &out, unpack(decoder_thread), Arc::default())
+                .await
+                .unwrap_err();
+            assert!(
+                err.to_string().contains(name),
+                "decoder thread {decoder_thread}: {err}"
+            );
+            assert!(entries(&out).is_empty(), "{:?}", entries(&out));
+        }
+    }
+}
+
+fn extract_dir(name: &str) -> &str {
+    artifact_backend::extract_dir_name(name)
+}
