@@ -6,9 +6,8 @@ use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
 use rock_ci_test_support::s3::SECRET_KEY;
 use rock_ci_test_support::write_artifact;
-use workflow_outputs::{Platform, WorkflowOutputRoot};
 
-use crate::{client, root, write};
+use crate::{client, local, root, write};
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = fs_err::read_dir(dir)
@@ -197,11 +196,7 @@ async fn corrupted_or_hostile_archives_leave_nothing() {
 #[tokio::test]
 async fn local_backend_streams_the_same_way() {
     let t = tempfile::tempdir().unwrap();
-    let b = ArtifactBackend::local(
-        t.path(),
-        WorkflowOutputRoot::for_local(Some("7"), Some(Platform::Linux), None).unwrap(),
-    )
-    .unwrap();
+    let b = local(t.path(), "7");
     write_artifact(
         &t.path().join("7-linux/a_run_generic.tar.xz"),
         Compression::Xz { preset: 0 },
@@ -236,11 +231,7 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread")]
 async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
     let t = tempfile::tempdir().unwrap();
-    let b = ArtifactBackend::local(
-        t.path(),
-        WorkflowOutputRoot::for_local(Some("8"), Some(Platform::Linux), None).unwrap(),
-    )
-    .unwrap();
+    let b = local(t.path(), "8");
     let run = t.path().join("8-linux");
     // Several decoded blocks: a 3.5 MiB file between many small ones, in both compressions.
     let big = noise(3_500_000, 7);

@@ -37,6 +37,15 @@ pub(crate) async fn client(server: &S3Server, secret: &str) -> S3Client {
     .await
 }
 
+/// The local backend of run `{run}-linux` in the staging directory `dir`.
+pub(crate) fn local(dir: &Path, run: &str) -> ArtifactBackend {
+    ArtifactBackend::local(
+        dir,
+        WorkflowOutputRoot::for_local(Some(run), Some(Platform::Linux), None).unwrap(),
+    )
+    .unwrap()
+}
+
 pub(crate) fn root(bucket: &str, external: &str, run: &str) -> WorkflowOutputRoot {
     WorkflowOutputRoot::new(bucket, external, run, Platform::Linux).unwrap()
 }
@@ -176,16 +185,8 @@ async fn local_download_with_bad_sidecar_leaves_nothing() {
 #[tokio::test]
 async fn local_copy_between_runs() {
     let t = tempfile::tempdir().unwrap();
-    let src = ArtifactBackend::local(
-        t.path(),
-        WorkflowOutputRoot::for_local(Some("source-run"), Some(Platform::Linux), None).unwrap(),
-    )
-    .unwrap();
-    let dst = ArtifactBackend::local(
-        t.path(),
-        WorkflowOutputRoot::for_local(Some("dest-run"), Some(Platform::Linux), None).unwrap(),
-    )
-    .unwrap();
+    let src = local(t.path(), "source-run");
+    let dst = local(t.path(), "dest-run");
     write(
         &t.path().join("source-run-linux/test_lib_generic.tar.zst"),
         b"test content",
@@ -264,11 +265,7 @@ async fn s3_listing_is_exact_and_matches_local() {
     for f in files {
         write(&t.path().join(f.strip_prefix("external/").unwrap()), b"x");
     }
-    let local = ArtifactBackend::local(
-        t.path(),
-        WorkflowOutputRoot::for_local(Some("test-run-456"), Some(Platform::Linux), None).unwrap(),
-    )
-    .unwrap();
+    let local = local(t.path(), "test-run-456");
     assert_eq!(local.list_artifacts(None).await.unwrap(), listed);
 }
 
