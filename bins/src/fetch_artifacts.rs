@@ -205,7 +205,8 @@ pub async fn run(
     }
 
     fs_err::create_dir_all(&request.output_dir)?;
-    remove_stale_partials(&request.output_dir)?;
+    let output_dir = request.output_dir.clone();
+    storage_backend::blocking(move || remove_stale_partials(&output_dir)).await?;
     let decode = Arc::new(tokio::sync::Semaphore::new(
         request.extract_concurrency.max(1),
     ));

@@ -356,57 +356,51 @@ impl ArtifactBackend {
             .map_err(|e| Error::write(output_dir, e))?;
 
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);
-        let unpack = {
+        let unpacking_task = {
             let (key, dir) = (key.to_owned(), temp.path().to_path_buf());
             let reader = StreamReader {
                 rx,
                 part: Vec::new().into_iter(),
                 current: Bytes::new(),
             };
-            tokio::task::spawn_blocking(move || unpack(&key, format, reader, &dir, unpacking))
+            storage_backend::blocking(move || unpack(&key, format, reader, &dir, unpacking))
         };
-        let produced = self.produce(key, tx).await;
-        let unpacked = match unpack.await {
-            Ok(r) => r,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(e) => panic!("unpacking task cancelled: {e}"),
-            },
-        };
+        let (produced, unpacked) = tokio::join!(self.produce(key, tx), unpacking_task);
         // A download error explains an unpacking error that follows from it.
-        let digest = produced?;
-        let extracted = unpacked?;
-        let (sha256, bytes) = (hex::encode(digest.hasher.finalize()), digest.total);
-        if let Some(expected) = &expected
-            && *expected != sha256
-        {
-            return Err(Error::ChecksumMismatch {
-                location: self.location(key).to_string(),
-                expected: expected.clone(),
-                actual: sha256,
-            });
-        }
-        let path = match layout {
-            Layout::Full => {
-                let dest = output_dir.join(extract_dir_name(key));
-                if fs_err::symlink_metadata(&dest).is_ok() {
-                    fs_err::remove_dir_all(&dest).map_err(|e| Error::write(&dest, e))?;
+        let checked = produced.and_then(|digest| {
+            let extracted = unpacked?;
+            let sha256 = hex::encode(digest.hasher.finalize());
+            match &expected {
+                Some(expected) if *expected != sha256 => Err(Error::ChecksumMismatch {
+                    location: self.location(key).to_string(),
+                    expected: expected.clone(),
+                    actual: sha256,
+                }),
+                _ => Ok((extracted, sha256, digest.total)),
+            }
+        });
+        // Into place, or (on any error) the temporary directory removed, off the async threads.
+        let (output, key_owned) = (output_dir.to_path_buf(), key.to_owned());
+        let (extracted, sha256, bytes, path) = storage_backend::blocking(move || {
+            let (extracted, sha256, bytes) = checked?;
+            let path = match layout {
+                Layout::Full => {
+                    let dest = output.join(extract_dir_name(&key_owned));
+                    if fs_err::symlink_metadata(&dest).is_ok() {
+                        fs_err::remove_dir_all(&dest).map_err(|e| Error::write(&dest, e))?;
+                    }
+                    fs_err::rename(temp.path(), &dest).map_err(|e| Error::write(&dest, e))?;
+                    let _moved = temp.keep();
+                    dest
                 }
-                let temp_path = temp.keep();
-                fs_err::rename(&temp_path, &dest).map_err(|e| Error::write(&dest, e))?;
-                dest
-            }
-            Layout::Flatten => {
-                let (from, to, key) = (
-                    temp.path().to_path_buf(),
-                    output_dir.to_path_buf(),
-                    key.to_owned(),
-                );
-                storage_backend::blocking(move || merge(&from, &to, Path::new(""), &key, &index))
-                    .await?;
-                output_dir.to_path_buf()
-            }
-        };
+                Layout::Flatten => {
+                    merge(temp.path(), &output, Path::new(""), &key_owned, &index)?;
+                    output
+                }
+            };
+            Ok::<_, Error>((extracted, sha256, bytes, path))
+        })
+        .await?;
         Ok(Fetched {
             key: key.to_owned(),
             sha256,

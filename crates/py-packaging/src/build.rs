@@ -197,6 +197,15 @@ pub struct Builder<'o> {
     pub outputs: Vec<PathBuf>,
 }
 
+/// Prints the `::: Building python package {name}` line of a staged package.
+fn announce(staging: &Path, out: &mut dyn Write) -> Result<(), Error> {
+    let name = staging
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    writeln!(out, "::: Building python package {name}").map_err(|e| io(Path::new("stdout"), e))
+}
+
 impl<'o> Builder<'o> {
     /// Reads the artifact catalog and the `_dist_info.py` template.
     pub fn new(opts: &'o BuildOptions, kpack: bool) -> Result<Self, Error> {
@@ -302,38 +311,25 @@ impl<'o> Builder<'o> {
         family.map_or(dist.clone(), |f| dist.join(f))
     }
 
-    /// Writes the wheel (or, for `rocm`, the sdist) of a staged package.
-    fn build(&mut self, staging: &Path, dist: &Path, out: &mut dyn Write) -> Result<(), Error> {
+    /// Writes the `rocm` sdist of the staged meta package.
+    fn build_sdist(
+        &mut self,
+        staging: &Path,
+        dist: &Path,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
         if !self.opts.build_packages {
             return Ok(());
         }
-        let name = staging
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        writeln!(out, "::: Building python package {name}")
-            .map_err(|e| io(Path::new("stdout"), e))?;
-        let built = if name == "rocm" {
-            timed(Stage::Sdist, || {
-                crate::sdist::build_sdist(
-                    staging,
-                    dist,
-                    &self.opts.python,
-                    self.opts.source_date_epoch,
-                )
-            })?
-        } else {
-            timed(Stage::Wheels, || {
-                let decl = read_setup(staging, &self.opts.python, &[])?;
-                write_wheel(
-                    staging,
-                    &decl,
-                    dist,
-                    !self.opts.wheel_compression,
-                    self.opts.source_date_epoch,
-                )
-            })?
-        };
+        announce(staging, out)?;
+        let built = timed(Stage::Sdist, || {
+            crate::sdist::build_sdist(
+                staging,
+                dist,
+                &self.opts.python,
+                self.opts.source_date_epoch,
+            )
+        })?;
         self.outputs.push(built);
         Ok(())
     }
@@ -350,12 +346,7 @@ impl<'o> Builder<'o> {
             return Ok(());
         }
         for staging in stagings {
-            let name = staging
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            writeln!(out, "::: Building python package {name}")
-                .map_err(|e| io(Path::new("stdout"), e))?;
+            announce(staging, out)?;
         }
         let opts = self.opts;
         let built: Vec<PathBuf> = stagings
@@ -542,9 +533,9 @@ impl<'o> Builder<'o> {
         }
         self.build_wheels(&wheels, &dist, out)?;
         let meta = self.stage(Logical::Meta, None, false, out)?;
-        self.build(&meta, &dist, out)?;
+        self.build_sdist(&meta, &dist, out)?;
         let devel = self.devel(None, &KPACK_DEVEL_EXTRAS, &["test"], out)?;
-        self.build(&devel, &dist, out)?;
+        self.build_wheels(&[devel], &dist, out)?;
         Ok(())
     }
 
@@ -562,9 +553,9 @@ impl<'o> Builder<'o> {
         for f in &families {
             let dist = self.dist(multi.then_some(f.as_str()));
             let meta = self.stage(Logical::Meta, multi.then_some(f.as_str()), multi, out)?;
-            self.build(&meta, &dist, out)?;
+            self.build_sdist(&meta, &dist, out)?;
             let devel = self.devel(Some(f), &LEGACY_DEVEL_EXTRAS, &[], out)?;
-            self.build(&devel, &dist, out)?;
+            self.build_wheels(&[devel], &dist, out)?;
         }
         Ok(())
     }

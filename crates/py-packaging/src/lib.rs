@@ -54,6 +54,34 @@ pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
     }
 }
 
+/// Runs `python -c script arg` in the staged package `staging` with `env` added; its
+/// standard output, or an error naming the package, `what` failed and Python's stderr.
+pub(crate) fn run_python(
+    python: &str,
+    script: &str,
+    arg: &Path,
+    staging: &Path,
+    env: &[(String, String)],
+    what: &str,
+) -> Result<String, Error> {
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(arg)
+        .current_dir(staging)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .map_err(|e| Error::Invalid(format!("cannot run `{python}`: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Invalid(format!(
+            "{}: {what} failed: {}",
+            staging.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Writes `data` to `dest` (replacing a file there) with permission bits `mode`.
 pub(crate) fn write_file(dest: &Path, data: &[u8], mode: u32) -> Result<(), Error> {
     if fs_err::symlink_metadata(dest).is_ok() {

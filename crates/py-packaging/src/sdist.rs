@@ -6,7 +6,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::{Error, io};
 
@@ -37,21 +36,7 @@ pub fn build_sdist(
 ) -> Result<PathBuf, Error> {
     fs_err::create_dir_all(dist).map_err(|e| io(dist, e))?;
     let dist = fs_err::canonicalize(dist).map_err(|e| io(dist, e))?;
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(HOOK)
-        .arg(&dist)
-        .current_dir(staging)
-        .output()
-        .map_err(|e| Error::Invalid(format!("cannot run `{python}`: {e}")))?;
-    if !out.status.success() {
-        return Err(Error::Invalid(format!(
-            "{}: building the sdist failed: {}",
-            staging.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = crate::run_python(python, HOOK, &dist, staging, &[], "building the sdist")?;
     let name = stdout
         .lines()
         .rev()

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use base64::Engine as _;
 use rayon::prelude::*;
@@ -107,22 +106,9 @@ pub fn read_setup(
     python: &str,
     env: &[(String, String)],
 ) -> Result<SetupDecl, Error> {
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(CAPTURE)
-        .arg(staging)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .output()
-        .map_err(|e| Error::Invalid(format!("cannot run `{python}`: {e}")))?;
-    if !out.status.success() {
-        return Err(Error::Invalid(format!(
-            "{}: setup.py failed: {}",
-            staging.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
+    let stdout = crate::run_python(python, CAPTURE, staging, staging, env, "setup.py")?;
     // serde_json keeps maps sorted; order of extras and entry points is restored below.
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+    let doc: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| {
         Error::Invalid(format!(
             "{}: unreadable setup() arguments: {e}",
             staging.display()
