@@ -1,0 +1,79 @@
+//! Local file trees, shared by the crates that read or write them.
+//!
+//! [`FileError`] is the one shape of a failed local read or write: it names the file and chains
+//! its cause once.
+//!
+//! ```
+//! use file_tree::FileError;
+//!
+//! let err = FileError::read("/no/such/file", std::io::ErrorKind::NotFound.into());
+//! assert_eq!(err.to_string(), "Failed to read `/no/such/file`");
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What was being done to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    /// Reading (opening, listing, reading contents or metadata).
+    Read,
+    /// Writing (creating, writing, syncing, renaming, removing).
+    Write,
+}
+
+impl fmt::Display for FileOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileOp::Read => "read",
+            FileOp::Write => "write",
+        })
+    }
+}
+
+/// A local read or write failed.
+#[derive(Debug, thiserror::Error)]
+#[error("Failed to {op} `{}`", path.display())]
+pub struct FileError {
+    /// Reading or writing.
+    pub op: FileOp,
+    /// The file or directory.
+    pub path: PathBuf,
+    /// The cause.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    /// Reading `path` failed.
+    pub fn read(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Self {
+            op: FileOp::Read,
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    /// Writing `path` failed.
+    pub fn write(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Self {
+            op: FileOp::Write,
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_file_and_chains_the_cause_once() {
+        let err = FileError::write("/x/y", std::io::Error::other("disk full"));
+        assert_eq!(err.to_string(), "Failed to write `/x/y`");
+        let source = std::error::Error::source(&err).expect("a cause");
+        assert_eq!(source.to_string(), "disk full");
+        assert!(std::error::Error::source(source).is_none());
+    }
+}
