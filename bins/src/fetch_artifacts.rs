@@ -2,7 +2,7 @@
 //! downloads them, streaming each through verification and unpacking (spec §12).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
@@ -11,10 +11,6 @@ use artifacts::{Layout, TargetSelection};
 use futures::StreamExt as _;
 use regex::Regex;
 use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
-
-/// Directory of `{output}` recording which extracted artifacts were verified (one
-/// `{archive}.sha256` per artifact), so a re-run skips them.
-pub const MARKER_DIR: &str = ".rock-ci-fetch";
 
 /// What to do with each downloaded archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,21 +91,6 @@ fn compile(patterns: &[String], what: &str) -> anyhow::Result<Vec<Regex>> {
         .iter()
         .map(|p| Regex::new(p).with_context(|| format!("Invalid {what} regex `{p}`")))
         .collect()
-}
-
-/// Removes `.{name}.*.partial` leftovers of interrupted runs from `output_dir`.
-fn remove_stale_partials(output_dir: &Path) -> anyhow::Result<()> {
-    let Ok(entries) = fs_err::read_dir(output_dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.ends_with(".partial") && entry.file_type()?.is_dir() {
-            fs_err::remove_dir_all(entry.path())?;
-        }
-    }
-    Ok(())
 }
 
 async fn backend(
@@ -206,7 +187,7 @@ pub async fn run(
 
     fs_err::create_dir_all(&request.output_dir)?;
     let output_dir = request.output_dir.clone();
-    storage_backend::blocking(move || remove_stale_partials(&output_dir)).await?;
+    storage_backend::blocking(move || artifact_backend::remove_stale_partials(&output_dir)).await?;
     let decode = Arc::new(tokio::sync::Semaphore::new(
         request.extract_concurrency.max(1),
     ));
@@ -289,14 +270,10 @@ async fn fetch_one(
         Layout::Flatten
     };
     let dir_name = extract_dir_name(key);
-    let marker = request
-        .output_dir
-        .join(MARKER_DIR)
-        .join(format!("{key}.sha256"));
     if layout == Layout::Full
-        && request.output_dir.join(dir_name).is_dir()
-        && let Ok(recorded) = fs_err::read_to_string(&marker)
-        && backend.expected_sha256(key).await?.as_deref() == Some(recorded.trim())
+        && backend
+            .extracted_is_current(key, &request.output_dir)
+            .await?
     {
         return Ok(format!(
             "  == Cached '{key}' in '{dir_name}' (sha256 verified earlier)"
@@ -314,13 +291,6 @@ async fn fetch_one(
             index,
         )
         .await?;
-    if layout == Layout::Full && got.verified {
-        let dir = request.output_dir.join(MARKER_DIR);
-        fs_err::create_dir_all(&dir)?;
-        let temp = dir.join(format!(".{key}.sha256.tmp"));
-        fs_err::write(&temp, format!("{}\n", got.sha256))?;
-        fs_err::rename(&temp, &marker)?;
-    }
     let (verb, dest) = if layout == Layout::Full {
         ("Extracted", dir_name.to_owned())
     } else {

@@ -5,12 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use artifacts::{ArchiveWriter, Compression};
 use storage_backend::{Direction, Overwrite, StorageBackend, TransferOptions};
 use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 
-/// Name of the ninja log files collected into the archive.
-const NINJA_LOG: &str = ".ninja_log";
 /// Where the manifest is, relative to the build dir.
 pub const MANIFEST_PATH: &str = "base/aux-overlay/build/therock_manifest.json";
 
@@ -44,39 +41,8 @@ pub struct Plan {
     pub quiet: bool,
 }
 
-/// Every `.ninja_log` below `build_dir`, relative to it, sorted; symlinked directories are not
-/// entered.
-pub fn find_ninja_logs(build_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = build_dir.join(&rel);
-        let entries = fs_err::read_dir(&dir)?;
-        for entry in entries {
-            let entry = entry.with_context(|| format!("Failed to list `{}`", dir.display()))?;
-            let ty = entry.file_type()?;
-            let child = rel.join(entry.file_name());
-            if ty.is_dir() {
-                stack.push(child);
-            } else if ty.is_file() && entry.file_name() == NINJA_LOG {
-                found.push(child);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
-fn posix(rel: &Path) -> String {
-    rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build (arcnames
-/// relative to the build dir, sorted, normalized metadata), atomically. Returns the number of
-/// files archived.
+/// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build, printing the
+/// reference's lines. Returns the number of files archived.
 pub fn archive_ninja_logs(
     build_dir: &Path,
     mtime: u64,
@@ -87,72 +53,47 @@ pub fn archive_ninja_logs(
         "[*] Create ninja log archive from: {}",
         build_dir.display()
     )?;
-    writeln!(out, "[*] Path glob: **/{NINJA_LOG}")?;
-    let logs = find_ninja_logs(build_dir)?;
-    if logs.is_empty() {
+    writeln!(out, "[*] Path glob: **/{}", artifacts::NINJA_LOG)?;
+    let Some(archive) = artifacts::archive_ninja_logs(build_dir, mtime)? else {
         writeln!(out, "No ninja log files found to archive... Skipping")?;
         return Ok(0);
-    }
-    let logs_dir = build_dir.join("logs");
-    fs_err::create_dir_all(&logs_dir)?;
-    let archive = logs_dir.join("ninja_logs.tar.gz");
-    if archive.exists() {
+    };
+    if archive.replaced {
         writeln!(
             out,
             "NOTE: Archive exists, replacing it: {}",
-            archive.display()
+            archive.path.display()
         )?;
     }
-    writeln!(out, "[+] Create archive: {}", archive.display())?;
-    let mut writer = ArchiveWriter::create(&archive, Compression::Gzip { level: 9 })?;
-    for rel in &logs {
-        writeln!(out, "[+]  Add: {}", build_dir.join(rel).display())?;
-        writer.append_normalized(&posix(rel), &build_dir.join(rel), mtime)?;
+    writeln!(out, "[+] Create archive: {}", archive.path.display())?;
+    for source in &archive.sources {
+        writeln!(out, "[+]  Add: {}", source.display())?;
     }
-    writer.finish()?;
-    writeln!(out, "[*] Files Added: {}", logs.len())?;
-    Ok(logs.len())
+    writeln!(out, "[*] Files Added: {}", archive.sources.len())?;
+    Ok(archive.sources.len())
 }
 
-/// Writes `{build}/logs/ccache_logs.tar.zst` from the files directly in `{build}/logs/ccache/`
-/// (sorted by name, arcname = name), atomically; nothing when there are none.
+/// Writes `{build}/logs/ccache_logs.tar.zst` from the files directly in `{build}/logs/ccache/`,
+/// printing the reference's lines; nothing when there are none.
 pub fn archive_ccache_logs(
     build_dir: &Path,
     mtime: u64,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
-    let dir = build_dir.join("logs").join("ccache");
-    if !dir.is_dir() {
+    let Some(archive) = artifacts::archive_ccache_logs(build_dir, mtime)? else {
         return Ok(0);
-    }
-    let mut names: Vec<String> = Vec::new();
-    for entry in fs_err::read_dir(&dir)? {
-        let entry = entry?;
-        if entry.path().is_file() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    if names.is_empty() {
-        return Ok(0);
-    }
-    names.sort();
-    let archive = build_dir.join("logs").join("ccache_logs.tar.zst");
-    let mut writer = ArchiveWriter::create(&archive, Compression::Zstd { level: 3 })?;
-    let mut total = 0u64;
-    for name in &names {
-        let path = dir.join(name);
-        total += fs_err::metadata(&path)?.len();
-        writer.append_normalized(name, &path, mtime)?;
+    };
+    for source in &archive.sources {
+        let name = source.file_name().unwrap_or_default().to_string_lossy();
         writeln!(out, "[+] Archived ccache log: {name}")?;
     }
-    writer.finish()?;
     writeln!(
         out,
         "[INFO] Created ccache_logs.tar.zst ({}MB from {} files)",
-        total / 1_048_576,
-        names.len()
+        archive.archive_bytes / 1_048_576,
+        archive.sources.len()
     )?;
-    Ok(names.len())
+    Ok(archive.sources.len())
 }
 
 fn header(out: &mut dyn Write, title: &str, underline: usize) -> std::io::Result<()> {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use artifact_backend::ArtifactBackend;
 use storage_backend::{
     Anonymous, ClientOptions, Credentials, Direction, Error, Overwrite, S3Client, S3ErrorKind,
-    StorageBackend, StorageLocation, TransferOptions,
+    S3StorageBackend, StorageBackend, StorageLocation, TransferOptions,
 };
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
@@ -56,19 +56,10 @@ fn fail(e: impl std::fmt::Display) -> String {
 }
 
 async fn ensure_bucket(client: &S3Client, bucket: &str) -> Result<(), String> {
-    match client.sdk().create_bucket().bucket(bucket).send().await {
-        Ok(_) => Ok(()),
-        Err(e)
-            if format!("{e:?}").contains("BucketAlreadyOwnedByYou")
-                || format!("{e:?}").contains("BucketAlreadyExists") =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(format!(
-            "create bucket {bucket}: {}",
-            storage_backend::chain(&e)
-        )),
-    }
+    S3StorageBackend::new(client.clone(), TransferOptions::default())
+        .create_bucket(bucket)
+        .await
+        .map_err(|e| storage_backend::chain(&e))
 }
 
 async fn many_small_files(env: &Env, dir: &Path) -> Check {
@@ -161,16 +152,14 @@ async fn multipart_and_verified_download(env: &Env, dir: &Path) -> Check {
         ));
     }
     // Resume: keep the first 10 MiB as a partial download of the same object version.
-    let head = env
-        .client()
+    let head = S3StorageBackend::new(env.client().await, TransferOptions::default())
+        .head_object(&StorageLocation::new(
+            "rockci",
+            "2-linux/big_lib_generic.tar.zst",
+        ))
         .await
-        .sdk()
-        .head_object()
-        .bucket("rockci")
-        .key("2-linux/big_lib_generic.tar.zst")
-        .send()
-        .await
-        .map_err(fail)?;
+        .map_err(fail)?
+        .ok_or("the uploaded object is missing")?;
     let resume_dir = dir.join("resume");
     fs_err::create_dir_all(&resume_dir).map_err(fail)?;
     fs_err::write(
@@ -180,7 +169,7 @@ async fn multipart_and_verified_download(env: &Env, dir: &Path) -> Check {
     .map_err(fail)?;
     fs_err::write(
         resume_dir.join(".big_lib_generic.tar.zst.partial.etag"),
-        head.e_tag().unwrap_or_default(),
+        head.etag,
     )
     .map_err(fail)?;
     let got = artifacts

@@ -14,7 +14,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use artifact_backend::ArtifactBackend;
-use storage_backend::{ClientOptions, S3Client, StorageBackend, StorageLocation, TransferOptions};
+use storage_backend::{
+    ClientOptions, S3Client, S3StorageBackend, StorageBackend, StorageLocation, TransferOptions,
+};
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 async fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
@@ -49,35 +51,16 @@ async fn get_all(
     n: usize,
 ) -> Result<String, Box<dyn std::error::Error>> {
     use futures::{StreamExt as _, TryStreamExt as _};
-    let mut keys = Vec::new();
-    let mut pages = client
-        .sdk()
-        .list_objects_v2()
-        .bucket(bucket)
-        .prefix(prefix)
-        .into_paginator()
-        .send();
-    while let Some(page) = pages.next().await {
-        keys.extend(
-            page?
-                .contents()
-                .iter()
-                .filter_map(|o| o.key().map(str::to_owned)),
-        );
-    }
-    let count = keys.len();
-    let bytes: Vec<u64> = futures::stream::iter(keys)
-        .map(|key| async move {
-            let out = client
-                .sdk()
-                .get_object()
-                .bucket(bucket)
-                .key(&key)
-                .send()
-                .await?;
-            let mut body = out.body;
+    let storage = S3StorageBackend::new(client.clone(), TransferOptions::default());
+    let objects = storage.list_prefix(bucket, prefix, false).await?;
+    let count = objects.len();
+    let storage = &storage;
+    let bytes: Vec<u64> = futures::stream::iter(objects)
+        .map(|object| async move {
+            let loc = StorageLocation::new(bucket, object.key);
+            let mut body = storage.get(&loc, None, None).await?;
             let mut total = 0u64;
-            while let Some(chunk) = body.try_next().await? {
+            while let Some(chunk) = body.next_chunk().await? {
                 total += chunk.len() as u64;
             }
             Ok::<_, Box<dyn std::error::Error>>(total)

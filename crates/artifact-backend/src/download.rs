@@ -1,10 +1,13 @@
 //! Verified, resumable downloads.
 
+use file_tree::FileError;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 use tokio::io::AsyncWriteExt as _;
+
+use storage_location::StorageLocation;
 
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
@@ -38,10 +41,11 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
         .prefix(".rock-ci.")
         .suffix(".partial")
         .tempfile_in(dir)
-        .map_err(|e| Error::write(path, e))?;
-    temp.write_all(data).map_err(|e| Error::write(path, e))?;
+        .map_err(|e| FileError::write(path, e))?;
+    temp.write_all(data)
+        .map_err(|e| FileError::write(path, e))?;
     temp.persist(path)
-        .map_err(|e| Error::write(path, e.error))?;
+        .map_err(|e| FileError::write(path, e.error))?;
     Ok(())
 }
 
@@ -55,23 +59,23 @@ pub(crate) async fn copy_verified(
     let (src, dest) = (src.to_path_buf(), dest.to_path_buf());
     storage_backend::blocking(move || {
         let dir = dest.parent().unwrap_or(Path::new("."));
-        fs_err::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
-        let mut input = fs_err::File::open(&src).map_err(|e| Error::read(&src, e))?;
+        fs_err::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+        let mut input = fs_err::File::open(&src).map_err(|e| FileError::read(&src, e))?;
         let mut temp = tempfile::Builder::new()
             .prefix(".rock-ci.")
             .suffix(".partial")
             .tempfile_in(dir)
-            .map_err(|e| Error::write(&dest, e))?;
+            .map_err(|e| FileError::write(&dest, e))?;
         let mut hasher = Sha256::new();
         let mut buf = vec![0; 1 << 20];
         loop {
-            let n = input.read(&mut buf).map_err(|e| Error::read(&src, e))?;
+            let n = input.read(&mut buf).map_err(|e| FileError::read(&src, e))?;
             if n == 0 {
                 break;
             }
             hasher.update(&buf[..n]);
             temp.write_all(&buf[..n])
-                .map_err(|e| Error::write(&dest, e))?;
+                .map_err(|e| FileError::write(&dest, e))?;
         }
         let actual = hex::encode(hasher.finalize());
         if let Some(expected) = expected
@@ -85,21 +89,21 @@ pub(crate) async fn copy_verified(
         }
         temp.as_file()
             .sync_all()
-            .map_err(|e| Error::write(&dest, e))?;
+            .map_err(|e| FileError::write(&dest, e))?;
         temp.persist(&dest)
-            .map_err(|e| Error::write(&dest, e.error))?;
+            .map_err(|e| FileError::write(&dest, e.error))?;
         Ok(actual)
     })
     .await
 }
 
 fn hash_prefix(path: &Path) -> Result<(Sha256, u64), Error> {
-    let mut file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+    let mut file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0; 1 << 20];
     let mut len = 0u64;
     loop {
-        let n = file.read(&mut buf).map_err(|e| Error::read(path, e))?;
+        let n = file.read(&mut buf).map_err(|e| FileError::read(path, e))?;
         if n == 0 {
             return Ok((hasher, len));
         }
@@ -120,7 +124,7 @@ impl ArtifactBackend {
             ArtifactBackend::Local(b) => {
                 let path = b.base_path.join(sidecar_key(key));
                 if path.is_file() {
-                    Some(fs_err::read_to_string(&path).map_err(|e| Error::read(&path, e))?)
+                    Some(fs_err::read_to_string(&path).map_err(|e| FileError::read(&path, e))?)
                 } else {
                     None
                 }
@@ -141,7 +145,7 @@ impl ArtifactBackend {
     /// mismatch nothing is left at `dest` (or in the partial file).
     pub async fn download_artifact(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
         let dir = dest.parent().unwrap_or(Path::new(".")).to_path_buf();
-        fs_err::create_dir_all(&dir).map_err(|e| Error::write(&dir, e))?;
+        fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
         let expected = self.expected_sha256(key).await?;
         let downloaded = match self {
             ArtifactBackend::Local(b) => {
@@ -150,7 +154,7 @@ impl ArtifactBackend {
                     return Err(Error::NotFound(src.display().to_string()));
                 }
                 let size = fs_err::metadata(&src)
-                    .map_err(|e| Error::read(&src, e))?
+                    .map_err(|e| FileError::read(&src, e))?
                     .len();
                 let id = b.reporter.on_transfer_start(key, size);
                 let sha256 = copy_verified(&src, dest, expected.clone()).await?;
@@ -204,7 +208,7 @@ impl ArtifactBackend {
             .truncate(resumed == 0)
             .open(&partial)
             .await
-            .map_err(|e| Error::write(&partial, e))?;
+            .map_err(|e| FileError::write(&partial, e))?;
         if offset < size {
             let parts = object_parts(b, &loc, (offset, size), &etag);
             offset += write_parts(parts, &mut file, &partial, &mut hasher, |n| {
@@ -212,10 +216,12 @@ impl ArtifactBackend {
             })
             .await?;
         }
-        file.flush().await.map_err(|e| Error::write(&partial, e))?;
+        file.flush()
+            .await
+            .map_err(|e| FileError::write(&partial, e))?;
         file.sync_all()
             .await
-            .map_err(|e| Error::write(&partial, e))?;
+            .map_err(|e| FileError::write(&partial, e))?;
         drop(file);
         let actual = hex::encode(hasher.finalize());
         let discard = || {
@@ -224,12 +230,10 @@ impl ArtifactBackend {
         };
         if offset != size {
             discard();
-            return Err(Error::Write {
-                path: dest.to_path_buf(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    format!("received {offset} of {size} bytes of {}", loc.s3_uri()),
-                ),
+            return Err(Error::Truncated {
+                location: loc.s3_uri(),
+                received: offset,
+                expected: size,
             });
         }
         if let Some(expected) = expected
@@ -242,7 +246,7 @@ impl ArtifactBackend {
                 actual,
             });
         }
-        fs_err::rename(&partial, dest).map_err(|e| Error::write(dest, e))?;
+        fs_err::rename(&partial, dest).map_err(|e| FileError::write(dest, e))?;
         let _ = fs_err::remove_file(&etag_file);
         b.reporter.on_transfer_complete(id);
         Ok(Downloaded {
@@ -278,7 +282,7 @@ async fn resume_point(
 /// [`RANGE_SIZE`], yielded in order; at most [`RANGE_CONCURRENCY`] ranges are in memory.
 fn ranged_parts<'a>(
     b: &'a crate::S3Artifacts,
-    loc: &'a storage_location::StorageLocation,
+    loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
@@ -289,24 +293,19 @@ fn ranged_parts<'a>(
     });
     futures::stream::iter(ranges)
         .map(move |(first, last)| async move {
-            let range = Some(format!("bytes={first}-{last}"));
-            let out = get_version(b, loc, range, etag)
-                .send()
+            let segments = b
+                .storage()
+                .get(loc, Some((first, Some(last))), Some(etag))
                 .await
-                .map_err(|e| storage_backend::Error::s3("download", loc.s3_uri(), e))?;
-            let data = out.body.collect().await.map_err(|e| body_error(loc, e))?;
-            let segments: Vec<bytes::Bytes> = data.into_segments().collect();
-            let len: usize = segments.iter().map(bytes::Bytes::len).sum();
-            if len as u64 != last - first + 1 {
-                return Err(Error::Write {
-                    path: PathBuf::from(loc.relative_path()),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "range {first}-{last} of {} returned {len} bytes",
-                            loc.s3_uri()
-                        ),
-                    ),
+                .map_err(|e| Error::from_s3(e, loc))?
+                .collect()
+                .await?;
+            let len: u64 = segments.iter().map(|s| s.len() as u64).sum();
+            if len != last - first + 1 {
+                return Err(Error::Truncated {
+                    location: format!("{} (bytes {first}-{last})", loc.s3_uri()),
+                    received: len,
+                    expected: last - first + 1,
                 });
             }
             Ok(segments)
@@ -318,7 +317,7 @@ fn ranged_parts<'a>(
 /// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way.
 pub(crate) fn object_parts<'a>(
     b: &'a crate::S3Artifacts,
-    loc: &'a storage_location::StorageLocation,
+    loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
@@ -332,16 +331,17 @@ pub(crate) fn object_parts<'a>(
 /// Bytes `start..` of a small object in one GET, as one part.
 async fn single_get(
     b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
+    loc: &StorageLocation,
     start: u64,
     etag: &str,
 ) -> Result<Vec<bytes::Bytes>, Error> {
-    let range = (start > 0).then(|| format!("bytes={start}-"));
-    let out = get_version(b, loc, range, etag).send().await.map_err(|e| {
-        Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
-    })?;
-    let data = out.body.collect().await.map_err(|e| body_error(loc, e))?;
-    Ok(data.into_segments().collect())
+    let range = (start > 0).then_some((start, None));
+    Ok(b.storage()
+        .get(loc, range, Some(etag))
+        .await
+        .map_err(|e| Error::from_s3(e, loc))?
+        .collect()
+        .await?)
 }
 
 /// Writes `parts` to `file` in order, hashing them, so the partial file always holds a prefix
@@ -360,7 +360,7 @@ async fn write_parts(
             hasher.update(&segment);
             file.write_all(&segment)
                 .await
-                .map_err(|e| Error::write(partial, e))?;
+                .map_err(|e| FileError::write(partial, e))?;
             received += segment.len() as u64;
             progress(segment.len() as u64);
         }
@@ -368,52 +368,13 @@ async fn write_parts(
     Ok(received)
 }
 
-/// A GET of `range` of `loc`, only of the object version `etag` (when known).
-pub(crate) fn get_version(
-    b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
-    range: Option<String>,
-    etag: &str,
-) -> aws_sdk_s3::operation::get_object::builders::GetObjectFluentBuilder {
-    b.client
-        .sdk()
-        .get_object()
-        .bucket(loc.bucket())
-        .key(loc.relative_path())
-        .set_range(range)
-        .set_if_match((!etag.is_empty()).then(|| etag.to_owned()))
-}
-
 /// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].
 pub(crate) async fn head_version(
     b: &crate::S3Artifacts,
-    loc: &storage_location::StorageLocation,
+    loc: &StorageLocation,
 ) -> Result<(u64, String), Error> {
-    let head = b
-        .client
-        .sdk()
-        .head_object()
-        .bucket(loc.bucket())
-        .key(loc.relative_path())
-        .send()
-        .await
-        .map_err(|e| {
-            Error::from_s3(storage_backend::Error::s3("download", loc.s3_uri(), e), loc)
-        })?;
-    let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
-    Ok((size, head.e_tag().unwrap_or_default().to_owned()))
-}
-
-/// A failure while reading a response body: the connection broke.
-pub(crate) fn body_error(
-    loc: &storage_location::StorageLocation,
-    e: impl std::error::Error + Send + Sync + 'static,
-) -> Error {
-    storage_backend::Error::S3 {
-        op: "download",
-        location: loc.s3_uri(),
-        kind: storage_backend::S3ErrorKind::Unreachable,
-        source: Box::new(e),
+    match b.storage().head_object(loc).await? {
+        Some(head) => Ok((head.size, head.etag)),
+        None => Err(Error::NotFound(loc.s3_uri())),
     }
-    .into()
 }

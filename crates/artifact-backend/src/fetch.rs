@@ -1,6 +1,7 @@
 //! The streamed fetch: download, hash, decompress and unpack at once, into a temporary
 //! directory beside the destination; verify; then move into place.
 
+use file_tree::FileError;
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,10 @@ use bytes::Bytes;
 use sha2::{Digest as _, Sha256};
 
 use crate::{ArtifactBackend, Error};
+
+/// Directory of an output directory recording which extracted artifacts were verified: one
+/// `{archive}.sha256` per artifact, holding the digest its directory was unpacked from.
+pub const VERIFIED_DIR: &str = ".rock-ci-fetch";
 
 /// Parts (one ranged GET, one whole small object, or 1 MiB of a local file) waiting between
 /// the download and the unpacking thread.
@@ -158,7 +163,7 @@ fn unpack(
     dir: &Path,
     unpacking: Unpacking,
 ) -> Result<Extracted, Error> {
-    let read_error = |e| Error::read(Path::new(key), e);
+    let read_error = |e| FileError::read(Path::new(key), e);
     if !unpacking.decoder_thread {
         let extracted = {
             let mut decoder = artifacts::decoder(format, &mut reader).map_err(read_error)?;
@@ -283,20 +288,20 @@ fn same_content(a: &Path, b: &Path) -> std::io::Result<bool> {
 /// already put there must have the same content (else an error naming both artifacts); a path
 /// left by an earlier run is replaced.
 fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
-    for entry in fs_err::read_dir(from.join(rel)).map_err(|e| Error::read(from, e))? {
-        let entry = entry.map_err(|e| Error::read(from, e))?;
+    for entry in fs_err::read_dir(from.join(rel)).map_err(|e| FileError::read(from, e))? {
+        let entry = entry.map_err(|e| FileError::read(from, e))?;
         let rel_child = rel.join(entry.file_name());
         let (src, dst) = (from.join(&rel_child), to.join(&rel_child));
-        let ty = entry.file_type().map_err(|e| Error::read(&src, e))?;
+        let ty = entry.file_type().map_err(|e| FileError::read(&src, e))?;
         let existing = fs_err::symlink_metadata(&dst).ok();
         if ty.is_dir() {
             match &existing {
                 Some(m) if m.is_dir() => {}
                 Some(_) => {
-                    fs_err::remove_file(&dst).map_err(|e| Error::write(&dst, e))?;
-                    fs_err::create_dir(&dst).map_err(|e| Error::write(&dst, e))?;
+                    fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?;
+                    fs_err::create_dir(&dst).map_err(|e| FileError::write(&dst, e))?;
                 }
-                None => fs_err::create_dir(&dst).map_err(|e| Error::write(&dst, e))?,
+                None => fs_err::create_dir(&dst).map_err(|e| FileError::write(&dst, e))?,
             }
             merge(from, to, &rel_child, key, index)?;
             continue;
@@ -307,7 +312,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(m) = &existing {
             if let Some(owner) = owners.get(&rel_child).filter(|o| *o != key) {
-                if !same_content(&src, &dst).map_err(|e| Error::read(&dst, e))? {
+                if !same_content(&src, &dst).map_err(|e| FileError::read(&dst, e))? {
                     return Err(Error::FlattenConflict {
                         path: rel_child.clone(),
                         first: owner.clone(),
@@ -317,16 +322,63 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 continue;
             }
             if m.is_dir() {
-                fs_err::remove_dir_all(&dst).map_err(|e| Error::write(&dst, e))?;
+                fs_err::remove_dir_all(&dst).map_err(|e| FileError::write(&dst, e))?;
             }
         }
-        fs_err::rename(&src, &dst).map_err(|e| Error::write(&dst, e))?;
+        fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
         owners.insert(rel_child, key.to_owned());
     }
     Ok(())
 }
 
+/// Where the digest of `key`'s verified, extracted copy in `output_dir` is recorded.
+fn verified_marker(output_dir: &Path, key: &str) -> PathBuf {
+    output_dir.join(VERIFIED_DIR).join(format!("{key}.sha256"))
+}
+
+/// Records that `key`'s directory in `output_dir` was unpacked from content with `sha256`
+/// (through a temporary file and a rename).
+fn record_verified(output_dir: &Path, key: &str, sha256: &str) -> Result<(), Error> {
+    let marker = verified_marker(output_dir, key);
+    let dir = output_dir.join(VERIFIED_DIR);
+    fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
+    crate::download::write_atomic(&marker, format!("{sha256}\n").as_bytes())
+}
+
+/// Removes the temporary `.{name}.*.partial` directories that interrupted fetches left in
+/// `output_dir` (a missing directory has none).
+pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
+    let Ok(entries) = fs_err::read_dir(output_dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| FileError::read(output_dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry
+            .file_type()
+            .map_err(|e| FileError::read(entry.path(), e))?
+            .is_dir();
+        if name.starts_with('.') && name.ends_with(".partial") && is_dir {
+            fs_err::remove_dir_all(entry.path()).map_err(|e| FileError::write(entry.path(), e))?;
+        }
+    }
+    Ok(())
+}
+
 impl ArtifactBackend {
+    /// Whether `{output_dir}/{name}` holds artifact `key` as it is now: unpacked by an earlier
+    /// verified fetch from content whose digest the artifact's sidecar still gives. Without a
+    /// sidecar nothing counts as current.
+    pub async fn extracted_is_current(&self, key: &str, output_dir: &Path) -> Result<bool, Error> {
+        if !output_dir.join(extract_dir_name(key)).is_dir() {
+            return Ok(false);
+        }
+        let Ok(recorded) = fs_err::read_to_string(verified_marker(output_dir, key)) else {
+            return Ok(false);
+        };
+        Ok(self.expected_sha256(key).await?.as_deref() == Some(recorded.trim()))
+    }
+
     /// Streams artifact `key` into `output_dir`: downloaded (or read), hashed, decompressed
     /// and unpacked at once into a temporary directory beside the destination, verified
     /// against the `.sha256sum` sidecar, then moved into place: `{output_dir}/{name}` for
@@ -334,7 +386,8 @@ impl ArtifactBackend {
     /// [`Layout::Flatten`] (conflicts checked through `index`). No archive touches the disk;
     /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
     /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
-    /// [`Unpacking`].
+    /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`VERIFIED_DIR`] so that
+    /// [`ArtifactBackend::extracted_is_current`] knows it.
     pub async fn fetch_extracted(
         &self,
         key: &str,
@@ -347,13 +400,13 @@ impl ArtifactBackend {
         let format = ArchiveFormat::from_file_name(key).ok_or_else(|| {
             Error::Artifacts(artifacts::Error::UnknownArchiveFormat(PathBuf::from(key)))
         })?;
-        fs_err::create_dir_all(output_dir).map_err(|e| Error::write(output_dir, e))?;
+        fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
         let expected = self.expected_sha256(key).await?;
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{}.", extract_dir_name(key)))
             .suffix(".partial")
             .tempdir_in(output_dir)
-            .map_err(|e| Error::write(output_dir, e))?;
+            .map_err(|e| FileError::write(output_dir, e))?;
 
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);
         let unpacking_task = {
@@ -381,16 +434,20 @@ impl ArtifactBackend {
         });
         // Into place, or (on any error) the temporary directory removed, off the async threads.
         let (output, key_owned) = (output_dir.to_path_buf(), key.to_owned());
+        let verified = expected.is_some();
         let (extracted, sha256, bytes, path) = storage_backend::blocking(move || {
             let (extracted, sha256, bytes) = checked?;
             let path = match layout {
                 Layout::Full => {
                     let dest = output.join(extract_dir_name(&key_owned));
                     if fs_err::symlink_metadata(&dest).is_ok() {
-                        fs_err::remove_dir_all(&dest).map_err(|e| Error::write(&dest, e))?;
+                        fs_err::remove_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
                     }
-                    fs_err::rename(temp.path(), &dest).map_err(|e| Error::write(&dest, e))?;
+                    fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
                     let _moved = temp.keep();
+                    if verified {
+                        record_verified(&output, &key_owned, &sha256)?;
+                    }
                     dest
                 }
                 Layout::Flatten => {
@@ -429,17 +486,17 @@ impl ArtifactBackend {
                     return Err(Error::NotFound(path.display().to_string()));
                 }
                 let size = fs_err::metadata(&path)
-                    .map_err(|e| Error::read(&path, e))?
+                    .map_err(|e| FileError::read(&path, e))?
                     .len();
                 let id = b.reporter.on_transfer_start(key, size);
                 let mut file = tokio::fs::File::open(&path)
                     .await
-                    .map_err(|e| Error::read(&path, e))?;
+                    .map_err(|e| FileError::read(&path, e))?;
                 loop {
                     let mut buf = bytes::BytesMut::with_capacity(1 << 20);
                     let n = tokio::io::AsyncReadExt::read_buf(&mut file, &mut buf)
                         .await
-                        .map_err(|e| Error::read(&path, e))?;
+                        .map_err(|e| FileError::read(&path, e))?;
                     if n == 0 {
                         break;
                     }
@@ -479,16 +536,10 @@ impl ArtifactBackend {
                     }
                 }
                 if digest.total != size {
-                    return Err(Error::Write {
-                        path: PathBuf::from(key),
-                        source: std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            format!(
-                                "received {} of {size} bytes of {}",
-                                digest.total,
-                                loc.s3_uri()
-                            ),
-                        ),
+                    return Err(Error::Truncated {
+                        location: loc.s3_uri(),
+                        received: digest.total,
+                        expected: size,
                     });
                 }
                 b.reporter.on_transfer_complete(id);

@@ -20,6 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use file_tree::FileError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -33,7 +34,9 @@ mod env;
 mod fetch;
 
 pub use env::{EnvVars, backend_from_env};
-pub use fetch::{Fetched, FlattenIndex, Unpacking, extract_dir_name};
+pub use fetch::{
+    Fetched, FlattenIndex, Unpacking, VERIFIED_DIR, extract_dir_name, remove_stale_partials,
+};
 
 /// Errors of artifact operations; each names the artifact or file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -68,23 +71,18 @@ pub enum Error {
         /// Kind of the destination.
         to: &'static str,
     },
-    /// A local read failed.
-    #[error("Failed to read `{}`", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A local write failed.
-    #[error("Failed to write `{}`", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+    /// A local read or write failed.
+    #[error(transparent)]
+    File(#[from] file_tree::FileError),
+    /// A download ended before the object's end.
+    #[error("Received {received} of {expected} bytes of `{location}`")]
+    Truncated {
+        /// The object (and range).
+        location: String,
+        /// Bytes received.
+        received: u64,
+        /// Bytes expected.
+        expected: u64,
     },
     /// Two artifacts put different content at the same path of a flattened output.
     #[error("`{}` is in both `{first}` and `{second}` with different content", path.display())]
@@ -114,20 +112,6 @@ impl Error {
             Error::NotFound(location.s3_uri())
         } else {
             err.into()
-        }
-    }
-
-    fn read(path: &Path, source: std::io::Error) -> Self {
-        Error::Read {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-
-    fn write(path: &Path, source: std::io::Error) -> Self {
-        Error::Write {
-            path: path.to_path_buf(),
-            source,
         }
     }
 }
@@ -225,7 +209,7 @@ impl ArtifactBackend {
             .root()
             .local_path(staging_dir)
             .map_err(storage_backend::Error::from)?;
-        fs_err::create_dir_all(&base_path).map_err(|e| Error::write(&base_path, e))?;
+        fs_err::create_dir_all(&base_path).map_err(|e| FileError::write(&base_path, e))?;
         Ok(ArtifactBackend::Local(LocalArtifacts {
             base_path,
             root,
@@ -287,41 +271,26 @@ impl ArtifactBackend {
         match self {
             ArtifactBackend::S3(b) => {
                 let prefix = format!("{}/", b.root.prefix());
-                let mut pages = b
-                    .client
-                    .sdk()
-                    .list_objects_v2()
-                    .bucket(b.root.bucket())
-                    .prefix(&prefix)
-                    .delimiter("/")
-                    .into_paginator()
-                    .send();
-                while let Some(page) = pages.next().await {
-                    let page = page.map_err(|e| {
-                        storage_backend::Error::s3(
-                            "list",
-                            format!("s3://{}/{prefix}", b.root.bucket()),
-                            e,
-                        )
-                    })?;
-                    for object in page.contents() {
-                        let Some(rel) = object.key().and_then(|k| k.strip_prefix(&prefix)) else {
-                            continue;
-                        };
-                        if !rel.contains('/') {
-                            push(rel, u64::try_from(object.size().unwrap_or(0)).unwrap_or(0));
-                        }
+                for object in b
+                    .storage()
+                    .list_prefix(b.root.bucket(), &prefix, true)
+                    .await?
+                {
+                    if let Some(rel) = object.key.strip_prefix(&prefix)
+                        && !rel.contains('/')
+                    {
+                        push(rel, object.size);
                     }
                 }
             }
             ArtifactBackend::Local(b) => {
                 if b.base_path.is_dir() {
-                    for entry in
-                        fs_err::read_dir(&b.base_path).map_err(|e| Error::read(&b.base_path, e))?
+                    for entry in fs_err::read_dir(&b.base_path)
+                        .map_err(|e| FileError::read(&b.base_path, e))?
                     {
-                        let entry = entry.map_err(|e| Error::read(&b.base_path, e))?;
+                        let entry = entry.map_err(|e| FileError::read(&b.base_path, e))?;
                         let meta = fs_err::metadata(entry.path())
-                            .map_err(|e| Error::read(&entry.path(), e))?;
+                            .map_err(|e| FileError::read(entry.path(), e))?;
                         if meta.is_file() {
                             push(&entry.file_name().to_string_lossy(), meta.len());
                         }
@@ -337,7 +306,11 @@ impl ArtifactBackend {
     /// (auth, network, throttling) are errors.
     pub async fn artifact_exists(&self, key: &str) -> Result<bool, Error> {
         match self {
-            ArtifactBackend::S3(b) => Ok(b.storage().head(&b.root.artifact(key)).await?.is_some()),
+            ArtifactBackend::S3(b) => Ok(b
+                .storage()
+                .head_object(&b.root.artifact(key))
+                .await?
+                .is_some()),
             ArtifactBackend::Local(b) => Ok(b.base_path.join(key).is_file()),
         }
     }
@@ -353,7 +326,7 @@ impl ArtifactBackend {
         let local_sidecar = PathBuf::from(format!("{}.sha256sum", source.display()));
         if local_sidecar.is_file() {
             let text = fs_err::read_to_string(&local_sidecar)
-                .map_err(|e| Error::read(&local_sidecar, e))?;
+                .map_err(|e| FileError::read(&local_sidecar, e))?;
             let expected = storage_backend::parse_sha256sum(&text)
                 .ok_or_else(|| Error::InvalidSidecar(local_sidecar.display().to_string()))?;
             if expected != sha {
@@ -373,22 +346,12 @@ impl ArtifactBackend {
                 )
                 .with_reporter(b.reporter.clone());
                 backend.upload_file(source, &b.root.artifact(key)).await?;
-                b.client
-                    .sdk()
-                    .put_object()
-                    .bucket(b.root.bucket())
-                    .key(b.root.artifact(&sidecar_key(key)).relative_path())
-                    .content_type("text/plain")
-                    .body(sidecar_text.into_bytes().into())
-                    .send()
-                    .await
-                    .map_err(|e| {
-                        storage_backend::Error::s3(
-                            "upload",
-                            b.root.artifact(&sidecar_key(key)).s3_uri(),
-                            e,
-                        )
-                    })?;
+                b.storage()
+                    .put_bytes(
+                        sidecar_text.into_bytes(),
+                        &b.root.artifact(&sidecar_key(key)),
+                    )
+                    .await?;
             }
             ArtifactBackend::Local(b) => {
                 let dest = b.base_path.join(key);

@@ -1,3 +1,4 @@
+use file_tree::FileError;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -70,9 +71,9 @@ pub fn decoder<'a, R: BufRead + Send + 'a>(
 /// Opens an artifact archive for reading, choosing the decompressor by the file name suffix.
 pub fn open_archive(path: &Path) -> Result<tar::Archive<Box<dyn Read + Send>>, Error> {
     let format = ArchiveFormat::from_path(path)?;
-    let file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+    let file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
     let reader = decoder(format, BufReader::with_capacity(1 << 17, file))
-        .map_err(|e| Error::read(path, e))?;
+        .map_err(|e| FileError::read(path, e))?;
     Ok(tar::Archive::new(reader))
 }
 
@@ -80,9 +81,9 @@ pub fn open_archive(path: &Path) -> Result<tar::Archive<Box<dyn Read + Send>>, E
 pub fn list_members(path: &Path) -> Result<Vec<String>, Error> {
     let mut archive = open_archive(path)?;
     let mut names = Vec::new();
-    for entry in archive.entries().map_err(|e| Error::read(path, e))? {
-        let entry = entry.map_err(|e| Error::read(path, e))?;
-        let name = entry.path().map_err(|e| Error::read(path, e))?;
+    for entry in archive.entries().map_err(|e| FileError::read(path, e))? {
+        let entry = entry.map_err(|e| FileError::read(path, e))?;
+        let name = entry.path().map_err(|e| FileError::read(path, e))?;
         names.push(name.to_string_lossy().into_owned());
     }
     Ok(names)
@@ -153,20 +154,20 @@ impl ArchiveWriter {
             .prefix(&format!(".{file_name}."))
             .suffix(".partial")
             .tempfile_in(dir)
-            .map_err(|e| Error::write(dest, e))?;
+            .map_err(|e| FileError::write(dest, e))?;
         let file = temp
             .as_file()
             .try_clone()
-            .map_err(|e| Error::write(dest, e))?;
+            .map_err(|e| FileError::write(dest, e))?;
         let out = BufWriter::with_capacity(1 << 20, file);
         let encoder = match compression {
             // With the frame's content checksum (as the `zstd` program writes it): a damaged
             // archive fails to decode even where no `.sha256sum` vouches for it.
             Compression::Zstd { level } => Encoder::Zstd({
                 let mut e = zstd::stream::write::Encoder::new(out, level)
-                    .map_err(|e| Error::write(dest, e))?;
+                    .map_err(|e| FileError::write(dest, e))?;
                 e.include_checksum(true)
-                    .map_err(|e| Error::write(dest, e))?;
+                    .map_err(|e| FileError::write(dest, e))?;
                 e
             }),
             Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
@@ -195,7 +196,7 @@ impl ArchiveWriter {
         header.set_entry_type(tar::EntryType::Regular);
         self.builder
             .append_data(&mut header, arcname, data)
-            .map_err(|e| Error::write(&self.dest, e))
+            .map_err(|e| FileError::write(&self.dest, e).into())
     }
 
     /// Adds the regular file, directory or symlink at `path` (not following symlinks) as
@@ -208,26 +209,26 @@ impl ArchiveWriter {
         path: &Path,
         mtime: u64,
     ) -> Result<(), Error> {
-        let meta = fs_err::symlink_metadata(path).map_err(|e| Error::read(path, e))?;
+        let meta = fs_err::symlink_metadata(path).map_err(|e| FileError::read(path, e))?;
         let mut header = tar::Header::new_gnu();
         header.set_mtime(mtime);
         header.set_uid(0);
         header.set_gid(0);
         if meta.file_type().is_symlink() {
-            let target = fs_err::read_link(path).map_err(|e| Error::read(path, e))?;
+            let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;
             header.set_entry_type(tar::EntryType::Symlink);
             header.set_mode(0o777);
             header.set_size(0);
             self.builder
                 .append_link(&mut header, arcname, target)
-                .map_err(|e| Error::write(&self.dest, e))
+                .map_err(|e| FileError::write(&self.dest, e).into())
         } else if meta.is_dir() {
             header.set_entry_type(tar::EntryType::Directory);
             header.set_mode(0o755);
             header.set_size(0);
             self.builder
                 .append_data(&mut header, arcname, std::io::empty())
-                .map_err(|e| Error::write(&self.dest, e))
+                .map_err(|e| FileError::write(&self.dest, e).into())
         } else {
             #[cfg(unix)]
             let executable =
@@ -237,10 +238,10 @@ impl ArchiveWriter {
             header.set_entry_type(tar::EntryType::Regular);
             header.set_mode(if executable { 0o755 } else { 0o644 });
             header.set_size(meta.len());
-            let file = fs_err::File::open(path).map_err(|e| Error::read(path, e))?;
+            let file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
             self.builder
                 .append_data(&mut header, arcname, std::io::BufReader::new(file))
-                .map_err(|e| Error::read(path, e))
+                .map_err(|e| FileError::read(path, e).into())
         }
     }
 
@@ -248,7 +249,7 @@ impl ArchiveWriter {
     pub fn append_path(&mut self, arcname: &str, path: &Path) -> Result<(), Error> {
         self.builder
             .append_path_with_name(path, arcname)
-            .map_err(|e| Error::read(path, e))
+            .map_err(|e| FileError::read(path, e).into())
     }
 
     /// Completes the archive, flushes it to disk and renames it to its destination.
@@ -258,11 +259,13 @@ impl ArchiveWriter {
             temp,
             dest,
         } = self;
-        let encoder = builder.into_inner().map_err(|e| Error::write(&dest, e))?;
-        let file = encoder.finish().map_err(|e| Error::write(&dest, e))?;
-        file.sync_all().map_err(|e| Error::write(&dest, e))?;
+        let encoder = builder
+            .into_inner()
+            .map_err(|e| FileError::write(&dest, e))?;
+        let file = encoder.finish().map_err(|e| FileError::write(&dest, e))?;
+        file.sync_all().map_err(|e| FileError::write(&dest, e))?;
         temp.persist(&dest)
-            .map_err(|e| Error::write(&dest, e.error))?;
+            .map_err(|e| FileError::write(&dest, e.error))?;
         Ok(dest)
     }
 }

@@ -2,6 +2,7 @@
 //! `artifact_manifest.txt`; every other member must lie below one of its relpaths; nothing is
 //! ever written outside the destination.
 
+use file_tree::FileError;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -86,13 +87,13 @@ fn replace<T>(path: &Path, create: impl Fn(&Path) -> std::io::Result<T>) -> Resu
     match create(path) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if fs_err::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
-                fs_err::remove_file(path).map_err(|e| Error::write(path, e))?;
-                create(path).map_err(|e| Error::write(path, e))
+                fs_err::remove_file(path).map_err(|e| FileError::write(path, e))?;
+                create(path).map_err(|e| FileError::write(path, e).into())
             } else {
-                Err(Error::write(path, e))
+                Err(FileError::write(path, e).into())
             }
         }
-        other => other.map_err(|e| Error::write(path, e)),
+        other => other.map_err(|e| FileError::write(path, e).into()),
     }
 }
 
@@ -142,12 +143,12 @@ impl Extractor<'_> {
                         }
                         Ok(m) if m.is_dir() => {}
                         _ => {
-                            fs_err::remove_file(&path).map_err(|e| Error::write(&path, e))?;
-                            fs_err::create_dir(&path).map_err(|e| Error::write(&path, e))?;
+                            fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e))?;
+                            fs_err::create_dir(&path).map_err(|e| FileError::write(&path, e))?;
                         }
                     }
                 }
-                Err(e) => return Err(Error::write(&path, e)),
+                Err(e) => return Err(FileError::write(&path, e).into()),
             }
             self.dirs.insert(path.clone());
         }
@@ -262,7 +263,7 @@ impl Extractor<'_> {
         {
             if self.layout == Layout::Full {
                 let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
-                fs_err::create_dir_all(&path).map_err(|e| Error::write(&path, e))?;
+                fs_err::create_dir_all(&path).map_err(|e| FileError::write(&path, e))?;
             }
             return Ok(());
         }
@@ -287,12 +288,12 @@ impl Extractor<'_> {
                 loop {
                     let got = entry
                         .read(&mut self.buffer)
-                        .map_err(|e| Error::read(Path::new(self.archive), e))?;
+                        .map_err(|e| FileError::read(Path::new(self.archive), e))?;
                     if got == 0 {
                         break;
                     }
                     std::io::Write::write_all(&mut file, &self.buffer[..got])
-                        .map_err(|e| Error::write(&path, e))?;
+                        .map_err(|e| FileError::write(&path, e))?;
                     n += got as u64;
                 }
                 self.out.files += 1;
@@ -334,7 +335,7 @@ pub fn extract_artifact<R: Read>(
     let mut tar = tar::Archive::new(tar_stream);
     let mut entries = tar
         .entries()
-        .map_err(|e| Error::read(Path::new(archive), e))?;
+        .map_err(|e| FileError::read(Path::new(archive), e))?;
     let mut ex = Extractor {
         archive,
         dest,
@@ -348,7 +349,7 @@ pub fn extract_artifact<R: Read>(
     let first = entries
         .next()
         .ok_or_else(|| ex.refuse("", "empty archive: expected `artifact_manifest.txt` first"))?
-        .map_err(|e| Error::read(Path::new(archive), e))?;
+        .map_err(|e| FileError::read(Path::new(archive), e))?;
     let first_name = String::from_utf8_lossy(&first.path_bytes()).into_owned();
     if first_name != MANIFEST_NAME || first.header().entry_type() != tar::EntryType::Regular {
         return Err(ex.refuse(
@@ -360,7 +361,7 @@ pub fn extract_artifact<R: Read>(
     let mut first = first;
     first
         .read_to_string(&mut manifest)
-        .map_err(|e| Error::read(Path::new(archive), e))?;
+        .map_err(|e| FileError::read(Path::new(archive), e))?;
     for line in manifest
         .lines()
         .map(|l| l.trim_end_matches('\r'))
@@ -378,10 +379,10 @@ pub fn extract_artifact<R: Read>(
     }
     if layout == Layout::Full {
         let path = dest.join(MANIFEST_NAME);
-        fs_err::write(&path, manifest.as_bytes()).map_err(|e| Error::write(&path, e))?;
+        fs_err::write(&path, manifest.as_bytes()).map_err(|e| FileError::write(&path, e))?;
     }
     for entry in entries {
-        let entry = entry.map_err(|e| Error::read(Path::new(archive), e))?;
+        let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
         ex.entry(entry)?;
     }
     Ok(ex.out)

@@ -19,10 +19,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 mod archive;
 mod extract;
+mod logs;
 mod name;
 mod targets;
 
@@ -31,6 +32,10 @@ pub use archive::{
     open_archive,
 };
 pub use extract::{Extracted, Layout, MANIFEST_NAME, UnsafeMember, extract_artifact};
+pub use logs::{
+    CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, LogArchive, NINJA_LOG, NINJA_LOGS_ARCHIVE,
+    archive_ccache_logs, archive_ninja_logs, find_ninja_logs,
+};
 pub use name::{ArchiveFormat, ArtifactName};
 pub use targets::{GENERIC_TARGET_FAMILY, TargetSelection, base_target};
 
@@ -49,43 +54,12 @@ pub enum Error {
     /// A compression name other than `zstd` or `xz`.
     #[error("Unknown compression type: `{0}` (expected one of [xz, zstd])")]
     UnknownCompression(String),
-    /// Reading failed.
-    #[error("Failed to read `{}`", path.display())]
-    Read {
-        /// The file read.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A local read or write failed.
+    #[error(transparent)]
+    File(#[from] file_tree::FileError),
     /// An archive member that extraction refused.
     #[error(transparent)]
     UnsafeMember(#[from] UnsafeMember),
-    /// Writing failed.
-    #[error("Failed to write `{}`", path.display())]
-    Write {
-        /// The file written.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl Error {
-    fn read(path: &Path, source: std::io::Error) -> Self {
-        Error::Read {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-
-    fn write(path: &Path, source: std::io::Error) -> Self {
-        Error::Write {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
 }
 
 #[cfg(test)]

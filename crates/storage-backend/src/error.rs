@@ -45,24 +45,9 @@ pub enum Error {
     /// The source directory of an upload does not exist or is not a directory.
     #[error("Source directory `{}` not found", .0.display())]
     MissingSourceDir(PathBuf),
-    /// A local read failed.
-    #[error("Failed to read `{}`", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A local write failed.
-    #[error("Failed to write `{}`", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A local read or write failed.
+    #[error(transparent)]
+    File(#[from] file_tree::FileError),
     /// A key that cannot be mapped into the staging directory.
     #[error(transparent)]
     UnsafeKey(#[from] storage_location::UnsafeKeyError),

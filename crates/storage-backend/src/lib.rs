@@ -24,6 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use file_tree::FileError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -43,7 +44,7 @@ pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client};
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;
-pub use s3::S3StorageBackend;
+pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend};
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).
 pub const SHA256_METADATA_KEY: &str = "sha256";
@@ -212,10 +213,7 @@ pub async fn sha256_file(path: &Path) -> Result<String, Error> {
     blocking(move || {
         use sha2::Digest as _;
         use std::io::Read as _;
-        let read_err = |source| Error::Read {
-            path: path.clone(),
-            source,
-        };
+        let read_err = |source| Error::from(FileError::read(&path, source));
         let mut file = fs_err::File::open(&path).map_err(read_err)?;
         let mut hasher = sha2::Sha256::new();
         let mut buf = vec![0; 1 << 20];
@@ -247,10 +245,7 @@ pub(crate) async fn source_size(source: &Path) -> Result<u64, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(Error::MissingSource(source.to_path_buf()))
         }
-        Err(source_err) => Err(Error::Read {
-            path: source.to_path_buf(),
-            source: source_err,
-        }),
+        Err(source_err) => Err(Error::from(FileError::read(source, source_err))),
     }
 }
 
@@ -425,10 +420,8 @@ impl StorageBackend {
         let (root, include, exclude) =
             (source_dir.to_path_buf(), include.to_vec(), exclude.to_vec());
         let mut files = blocking(move || {
-            let entries = patterns::walk(&root).map_err(|source| Error::Read {
-                path: root.clone(),
-                source,
-            })?;
+            let entries = patterns::walk(&root)
+                .map_err(|source| Error::from(FileError::read(&root, source)))?;
             Ok::<_, Error>(
                 select(&entries, &include, &exclude)
                     .into_iter()

@@ -1,5 +1,6 @@
 //! The local staging directory side of [`crate::StorageBackend`].
 
+use file_tree::FileError;
 use std::path::{Path, PathBuf};
 
 use storage_location::StorageLocation;
@@ -19,27 +20,15 @@ pub struct LocalStorageBackend {
 /// and modification time; the rename makes it appear whole or not at all.
 fn copy_atomic(src: &Path, dst: &Path) -> Result<(), Error> {
     let parent = dst.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(parent).map_err(|e| Error::Write {
-        path: parent.to_path_buf(),
-        source: e,
-    })?;
-    let write_err = |source| Error::Write {
-        path: dst.to_path_buf(),
-        source,
-    };
-    let meta = fs_err::metadata(src).map_err(|e| Error::Read {
-        path: src.to_path_buf(),
-        source: e,
-    })?;
+    fs_err::create_dir_all(parent).map_err(|e| Error::from(FileError::write(parent, e)))?;
+    let write_err = |source| Error::from(FileError::write(dst, source));
+    let meta = fs_err::metadata(src).map_err(|e| Error::from(FileError::read(src, e)))?;
     let mut temp = tempfile::Builder::new()
         .prefix(".rock-ci.")
         .suffix(".partial")
         .tempfile_in(parent)
         .map_err(write_err)?;
-    let mut input = fs_err::File::open(src).map_err(|e| Error::Read {
-        path: src.to_path_buf(),
-        source: e,
-    })?;
+    let mut input = fs_err::File::open(src).map_err(|e| Error::from(FileError::read(src, e)))?;
     std::io::copy(&mut input, temp.as_file_mut()).map_err(write_err)?;
     let file = temp.as_file();
     file.set_permissions(meta.permissions())
@@ -150,10 +139,7 @@ impl LocalStorageBackend {
         let rel_root = location.relative_path().trim_end_matches('/').to_owned();
         let bucket = location.bucket().to_owned();
         crate::blocking(move || {
-            let entries = walk(&base).map_err(|e| Error::Read {
-                path: base.clone(),
-                source: e,
-            })?;
+            let entries = walk(&base).map_err(|e| Error::from(FileError::read(&base, e)))?;
             let mut out: Vec<StorageLocation> = select(&entries, &include, &[])
                 .into_iter()
                 .filter(|e| e.is_file || e.is_symlink_to_file)
@@ -186,19 +172,11 @@ impl LocalStorageBackend {
                 }
                 tempfile::tempfile_in(existing)
                     .map(|_| ())
-                    .map_err(|source| Error::Write {
-                        path: existing.to_path_buf(),
-                        source,
-                    })
+                    .map_err(|source| Error::from(FileError::write(existing, source)))
             }
-            crate::Direction::Download => {
-                fs_err::read_dir(&self.staging_dir)
-                    .map(|_| ())
-                    .map_err(|source| Error::Read {
-                        path: self.staging_dir.clone(),
-                        source,
-                    })
-            }
+            crate::Direction::Download => fs_err::read_dir(&self.staging_dir)
+                .map(|_| ())
+                .map_err(|source| Error::from(FileError::read(&self.staging_dir, source))),
         }
     }
 }

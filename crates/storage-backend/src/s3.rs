@@ -1,7 +1,9 @@
 //! The S3 side of [`crate::StorageBackend`].
 
+use file_tree::FileError;
 use std::path::Path;
 
+use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::{ByteStream, Length};
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart, MetadataDirective};
 use futures::{StreamExt as _, TryStreamExt as _};
@@ -22,6 +24,79 @@ const MIN_PART: u64 = 5 << 20;
 const MAX_PARTS: u64 = 10_000;
 /// Read buffer of file bodies.
 const BODY_BUFFER: usize = 256 << 10;
+
+/// What a HEAD tells about an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectHead {
+    /// Size in bytes.
+    pub size: u64,
+    /// The `ETag` (quoted as the server sent it; empty when it sent none).
+    pub etag: String,
+    /// The SHA-256 recorded in the metadata by our uploads.
+    pub sha256: Option<String>,
+    /// The content type.
+    pub content_type: Option<String>,
+    /// The user metadata.
+    pub metadata: std::collections::HashMap<String, String>,
+}
+
+/// One object of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedObject {
+    /// The whole key.
+    pub key: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The body of a GET, read as it arrives.
+pub struct ObjectBody {
+    len: u64,
+    body: ByteStream,
+    location: String,
+}
+
+impl ObjectBody {
+    /// The length the server announced (`Content-Length`).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the server announced an empty body.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The next piece of the body, `None` at its end. A connection that breaks is an
+    /// [`Error::S3`] of kind [`S3ErrorKind::Unreachable`].
+    pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, Error> {
+        self.body.try_next().await.map_err(|e| Error::S3 {
+            op: "download",
+            location: self.location.clone(),
+            kind: S3ErrorKind::Unreachable,
+            source: Box::new(e),
+        })
+    }
+
+    /// The whole body as the pieces it arrived in; fewer bytes than announced is an error.
+    pub async fn collect(mut self) -> Result<Vec<bytes::Bytes>, Error> {
+        let mut out = Vec::new();
+        let mut received = 0u64;
+        while let Some(chunk) = self.next_chunk().await? {
+            received += chunk.len() as u64;
+            out.push(chunk);
+        }
+        if received != self.len {
+            return Err(Error::S3 {
+                op: "download",
+                location: self.location,
+                kind: S3ErrorKind::Unreachable,
+                source: format!("the body ended after {received} of {} bytes", self.len).into(),
+            });
+        }
+        Ok(out)
+    }
+}
 
 /// Uploads, copies and lists objects in S3 (or an S3-compatible server).
 #[derive(Clone)]
@@ -61,11 +136,9 @@ impl S3StorageBackend {
         self.client.sdk()
     }
 
-    /// The size and stored SHA-256 (from our metadata) of an object, `None` if absent.
-    pub async fn head(
-        &self,
-        loc: &StorageLocation,
-    ) -> Result<Option<(u64, Option<String>)>, Error> {
+    /// What a HEAD of `loc` tells, `None` if the object is absent. The one HEAD of the
+    /// workspace: existence checks, overwrite policies, copies and downloads all use it.
+    pub async fn head_object(&self, loc: &StorageLocation) -> Result<Option<ObjectHead>, Error> {
         let head = self
             .sdk()
             .head_object()
@@ -77,44 +150,152 @@ impl S3StorageBackend {
         let Some(head) = absent_as_none(head)? else {
             return Ok(None);
         };
-        let sha = head
-            .metadata()
-            .and_then(|m| m.get(SHA256_METADATA_KEY))
-            .cloned();
-        let size = u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0);
-        Ok(Some((size, sha)))
+        let metadata = head.metadata().cloned().unwrap_or_default();
+        Ok(Some(ObjectHead {
+            size: u64::try_from(head.content_length().unwrap_or(0)).unwrap_or(0),
+            etag: head.e_tag().unwrap_or_default().to_owned(),
+            sha256: metadata.get(SHA256_METADATA_KEY).cloned(),
+            content_type: head.content_type().map(str::to_owned),
+            metadata,
+        }))
     }
 
     /// Reads a small object whole; `None` if absent.
     pub async fn get_small(&self, loc: &StorageLocation) -> Result<Option<Vec<u8>>, Error> {
+        let body = self.get(loc, None, None).await;
+        let Some(body) = absent_as_none(body)? else {
+            return Ok(None);
+        };
+        Ok(Some(body.collect().await?.concat()))
+    }
+
+    /// A GET of `loc`: the whole object, or `range` (first and last byte, inclusive; an open
+    /// end reads to the end of the object). With `etag`, only that version of the object is
+    /// read (a newer one fails the request), so ranges of one object can be put together.
+    /// A missing object is an [`Error::S3`] of kind [`S3ErrorKind::NotFound`].
+    pub async fn get(
+        &self,
+        loc: &StorageLocation,
+        range: Option<(u64, Option<u64>)>,
+        etag: Option<&str>,
+    ) -> Result<ObjectBody, Error> {
+        let header = range.map(|(first, last)| match last {
+            Some(last) => format!("bytes={first}-{last}"),
+            None => format!("bytes={first}-"),
+        });
         let out = self
             .sdk()
             .get_object()
             .bucket(loc.bucket())
             .key(loc.relative_path())
+            .set_range(header)
+            .set_if_match(etag.filter(|e| !e.is_empty()).map(str::to_owned))
             .send()
             .await
-            .map_err(|e| Error::s3("read", loc.s3_uri(), e));
-        let Some(out) = absent_as_none(out)? else {
-            return Ok(None);
-        };
-        let body = out.body.collect().await.map_err(|e| Error::S3 {
-            op: "read",
+            .map_err(|e| Error::s3("download", loc.s3_uri(), e))?;
+        Ok(ObjectBody {
+            len: u64::try_from(out.content_length().unwrap_or(0)).unwrap_or(0),
+            body: out.body,
             location: loc.s3_uri(),
-            kind: S3ErrorKind::Other,
-            source: Box::new(e),
-        })?;
-        Ok(Some(body.into_bytes().to_vec()))
+        })
+    }
+
+    /// Writes `data` as object `dest`, with the content type of its name and its SHA-256 in
+    /// the object's metadata (a dry run prints the action instead).
+    pub async fn put_bytes(&self, data: Vec<u8>, dest: &StorageLocation) -> Result<Outcome, Error> {
+        let content_type = crate::infer_content_type(dest.relative_path());
+        if self.common.dry_run_line(&format!(
+            "[DRY RUN] {} bytes -> {} ({content_type})",
+            data.len(),
+            dest.s3_uri()
+        )) {
+            return Ok(Outcome::Planned);
+        }
+        let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+        self.put_object(data, dest, content_type, &sha).await?;
+        Ok(Outcome::Transferred)
+    }
+
+    /// One `PutObject` of `data`, unsigned payload, with its content type and SHA-256.
+    async fn put_object(
+        &self,
+        data: Vec<u8>,
+        dest: &StorageLocation,
+        content_type: &str,
+        sha: &str,
+    ) -> Result<(), Error> {
+        let size = data.len() as u64;
+        self.sdk()
+            .put_object()
+            .bucket(dest.bucket())
+            .key(dest.relative_path())
+            .content_type(content_type)
+            .content_length(i64::try_from(size).unwrap_or(i64::MAX))
+            .metadata(SHA256_METADATA_KEY, sha)
+            .body(ByteStream::from(data))
+            .customize()
+            .disable_payload_signing()
+            .send()
+            .await
+            .map_err(|e| Error::s3("upload", dest.s3_uri(), e))?;
+        Ok(())
+    }
+
+    /// Every object whose key starts with `prefix` (a plain string prefix), with its size, in
+    /// key order. With `delimiter`, keys with a `/` after the prefix (deeper "directories") are
+    /// left out.
+    pub async fn list_prefix(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        delimiter: bool,
+    ) -> Result<Vec<ListedObject>, Error> {
+        let mut pages = self
+            .sdk()
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .set_delimiter(delimiter.then(|| "/".to_owned()))
+            .into_paginator()
+            .send();
+        let mut out = Vec::new();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| Error::s3("list", format!("s3://{bucket}/{prefix}"), e))?;
+            for object in page.contents() {
+                let Some(key) = object.key() else { continue };
+                out.push(ListedObject {
+                    key: key.to_owned(),
+                    size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates `bucket`; one that already exists and is ours is fine.
+    pub async fn create_bucket(&self, bucket: &str) -> Result<(), Error> {
+        match self.sdk().create_bucket().bucket(bucket).send().await {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.as_service_error().and_then(ProvideErrorMetadata::code),
+                    Some("BucketAlreadyOwnedByYou" | "BucketAlreadyExists")
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(Error::s3("create bucket", format!("s3://{bucket}"), e)),
+        }
     }
 
     /// The SHA-256 an object is known to have: our upload metadata, else its `.sha256sum`
     /// sidecar. `None` when the object or both records are absent.
     pub async fn stored_sha256(&self, loc: &StorageLocation) -> Result<Option<String>, Error> {
-        let Some((_, meta)) = self.head(loc).await? else {
+        let Some(head) = self.head_object(loc).await? else {
             return Ok(None);
         };
-        if meta.is_some() {
-            return Ok(meta);
+        if head.sha256.is_some() {
+            return Ok(head.sha256);
         }
         let sidecar =
             StorageLocation::new(loc.bucket(), format!("{}.sha256sum", loc.relative_path()));
@@ -144,7 +325,7 @@ impl S3StorageBackend {
             // Read and hash off the async workers.
             let path = source.to_path_buf();
             let (sha, data) = crate::blocking(move || {
-                let data = fs_err::read(&path).map_err(|e| Error::Read { path, source: e })?;
+                let data = fs_err::read(&path).map_err(|e| FileError::read(&path, e))?;
                 let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
                 Ok::<_, Error>((sha, data))
             })
@@ -156,7 +337,7 @@ impl S3StorageBackend {
         match self.common.options.overwrite {
             Overwrite::Always => {}
             Overwrite::Never => {
-                if self.head(dest).await?.is_some() {
+                if self.head_object(dest).await?.is_some() {
                     return Err(Error::AlreadyExists(dest.s3_uri()));
                 }
             }
@@ -170,20 +351,7 @@ impl S3StorageBackend {
         let id = self.common.reporter.on_transfer_start(&dest.s3_uri(), size);
         if let Some(data) = contents {
             let size = data.len() as u64;
-            let body = ByteStream::from(data);
-            self.sdk()
-                .put_object()
-                .bucket(dest.bucket())
-                .key(dest.relative_path())
-                .content_type(content_type)
-                .content_length(i64::try_from(size).unwrap_or(i64::MAX))
-                .metadata(SHA256_METADATA_KEY, &sha)
-                .body(body)
-                .customize()
-                .disable_payload_signing()
-                .send()
-                .await
-                .map_err(|e| Error::s3("upload", dest.s3_uri(), e))?;
+            self.put_object(data, dest, content_type, &sha).await?;
             self.common.reporter.on_transfer_progress(id, size);
         } else {
             self.multipart_upload(source, dest, size, content_type, &sha, id)
@@ -251,10 +419,7 @@ impl S3StorageBackend {
             .buffer_size(BODY_BUFFER)
             .build()
             .await
-            .map_err(|e| Error::Read {
-                path: source.to_path_buf(),
-                source: std::io::Error::other(e),
-            })?;
+            .map_err(|e| Error::from(FileError::read(source, std::io::Error::other(e))))?;
         let out = self
             .sdk()
             .upload_part()
@@ -336,7 +501,7 @@ impl S3StorageBackend {
         )) {
             return Ok(Outcome::Planned);
         }
-        let Some((size, src_sha)) = self.head(src).await? else {
+        let Some(head) = self.head_object(src).await? else {
             return Err(Error::S3 {
                 op: "copy",
                 location: src.s3_uri(),
@@ -347,12 +512,12 @@ impl S3StorageBackend {
         match self.common.options.overwrite {
             Overwrite::Always => {}
             Overwrite::Never => {
-                if self.head(dst).await?.is_some() {
+                if self.head_object(dst).await?.is_some() {
                     return Err(Error::AlreadyExists(dst.s3_uri()));
                 }
             }
             Overwrite::IfDifferent => {
-                let src_sha = match src_sha {
+                let src_sha = match head.sha256.clone() {
                     Some(sha) => Some(sha),
                     None => self.stored_sha256(src).await?,
                 };
@@ -363,6 +528,7 @@ impl S3StorageBackend {
         }
         let location = format!("{} -> {}", src.s3_uri(), dst.s3_uri());
         let copy_source = format!("{}/{}", src.bucket(), encode_key(src.relative_path()));
+        let size = head.size;
         let id = self.common.reporter.on_transfer_start(&dst.s3_uri(), size);
         if size <= MAX_SINGLE_COPY.min(self.common.options.multipart_copy_threshold) {
             self.sdk()
@@ -375,39 +541,30 @@ impl S3StorageBackend {
                 .await
                 .map_err(|e| Error::s3("copy", location, e))?;
         } else {
-            self.multipart_copy(&copy_source, src, dst, size, id)
-                .await?;
+            self.multipart_copy(&copy_source, (src, &head), dst).await?;
         }
         self.common.reporter.on_transfer_progress(id, size);
         self.common.reporter.on_transfer_complete(id);
         Ok(Outcome::Transferred)
     }
 
+    /// Copies `src` (whose HEAD is `head`) in ranged parts, keeping its content type and
+    /// metadata.
     async fn multipart_copy(
         &self,
         copy_source: &str,
-        src: &StorageLocation,
+        (src, head): (&StorageLocation, &ObjectHead),
         dst: &StorageLocation,
-        size: u64,
-        _id: usize,
     ) -> Result<(), Error> {
+        let size = head.size;
         let location = format!("{} -> {}", src.s3_uri(), dst.s3_uri());
-        // Keep the source's content type and metadata.
-        let head = self
-            .sdk()
-            .head_object()
-            .bucket(src.bucket())
-            .key(src.relative_path())
-            .send()
-            .await
-            .map_err(|e| Error::s3("copy", location.clone(), e))?;
         let created = self
             .sdk()
             .create_multipart_upload()
             .bucket(dst.bucket())
             .key(dst.relative_path())
-            .set_content_type(head.content_type().map(str::to_owned))
-            .set_metadata(head.metadata().cloned())
+            .set_content_type(head.content_type.clone())
+            .set_metadata(Some(head.metadata.clone()))
             .send()
             .await
             .map_err(|e| Error::s3("start multipart copy", location.clone(), e))?;
@@ -472,27 +629,14 @@ impl S3StorageBackend {
         } else {
             format!("{rel}/")
         };
-        let mut pages = self
-            .sdk()
-            .list_objects_v2()
-            .bucket(location.bucket())
-            .prefix(&prefix)
-            .into_paginator()
-            .send();
         let mut out = Vec::new();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| {
-                Error::s3("list", format!("s3://{}/{prefix}", location.bucket()), e)
-            })?;
-            for object in page.contents() {
-                let Some(key) = object.key() else { continue };
-                let rel = key.strip_prefix(&prefix).unwrap_or(key);
-                if rel.is_empty() || rel.ends_with('/') {
-                    continue;
-                }
-                if include.is_empty() || include.iter().any(|p| fnmatch(p, rel)) {
-                    out.push(StorageLocation::new(location.bucket(), key));
-                }
+        for object in self.list_prefix(location.bucket(), &prefix, false).await? {
+            let rel = object.key.strip_prefix(&prefix).unwrap_or(&object.key);
+            if rel.is_empty() || rel.ends_with('/') {
+                continue;
+            }
+            if include.is_empty() || include.iter().any(|p| fnmatch(p, rel)) {
+                out.push(StorageLocation::new(location.bucket(), object.key));
             }
         }
         Ok(out)
@@ -514,7 +658,7 @@ impl S3StorageBackend {
                     });
                 }
                 let probe = location.join(crate::PREFLIGHT_PROBE_KEY);
-                let found = self.head(&probe).await;
+                let found = self.head_object(&probe).await;
                 // A HEAD answers a missing bucket with a bare 404 too: ask the bucket.
                 let found = match found {
                     Ok(None) => self

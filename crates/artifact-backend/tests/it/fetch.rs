@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use artifact_backend::{ArtifactBackend, Error, FlattenIndex};
+use artifact_backend::{ArtifactBackend, Error, FlattenIndex, VERIFIED_DIR};
 use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
 use rock_ci_test_support::s3::SECRET_KEY;
@@ -16,6 +16,49 @@ fn entries(dir: &Path) -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// A verified extracted copy of `fft_lib_gfx942.tar.xz` in `out` (whose digest is `sha256`)
+/// is recorded and known to be current while the sidecar agrees; re-fetching replaces both;
+/// the leftovers of an interrupted fetch are removed, nothing else.
+async fn verified_copy_is_recorded(b: &ArtifactBackend, out: &Path, sha256: &str) {
+    // The verified copy is recorded, and known to be current while the sidecar agrees.
+    assert_eq!(entries(out), [VERIFIED_DIR, "fft_lib_gfx942"]);
+    let marker = out.join(VERIFIED_DIR).join("fft_lib_gfx942.tar.xz.sha256");
+    assert_eq!(
+        fs_err::read_to_string(&marker).unwrap(),
+        format!("{sha256}\n")
+    );
+    assert!(
+        b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
+            .await
+            .unwrap()
+    );
+    fs_err::write(&marker, "0".repeat(64)).unwrap();
+    assert!(
+        !b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
+            .await
+            .unwrap()
+    );
+    // Fetching again replaces the directory and the record.
+    b.fetch_extracted("fft_lib_gfx942.tar.xz", out, Layout::Full, Arc::default())
+        .await
+        .unwrap();
+    assert_eq!(entries(out), [VERIFIED_DIR, "fft_lib_gfx942"]);
+    assert!(
+        b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
+            .await
+            .unwrap()
+    );
+    // Leftovers of an interrupted fetch go; everything else stays.
+    fs_err::create_dir_all(out.join(".fft_lib_gfx942.AbC123.partial/sub")).unwrap();
+    fs_err::write(out.join(".keep.partial"), "a file, not a fetch's directory").unwrap();
+    artifact_backend::remove_stale_partials(out).unwrap();
+    assert_eq!(
+        entries(out),
+        [".keep.partial", VERIFIED_DIR, "fft_lib_gfx942"]
+    );
+    fs_err::remove_file(out.join(".keep.partial")).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -66,12 +109,7 @@ async fn streamed_fetch_extracts_flattens_and_verifies() {
         "fft"
     );
     assert!(out.join("fft_lib_gfx942/artifact_manifest.txt").is_file());
-    assert_eq!(entries(&out), ["fft_lib_gfx942"]);
-    // Fetching again replaces the directory.
-    b.fetch_extracted("fft_lib_gfx942.tar.xz", &out, Layout::Full, Arc::default())
-        .await
-        .unwrap();
-    assert_eq!(entries(&out), ["fft_lib_gfx942"]);
+    verified_copy_is_recorded(&b, &out, &got.sha256).await;
 
     // Flatten: both artifacts merge; an identical shared file is fine.
     let flat = t.path().join("flat");

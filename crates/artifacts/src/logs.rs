@@ -1,0 +1,142 @@
+//! The build-log archives uploaded beside a build's logs: every `.ninja_log` of a build tree
+//! as `logs/ninja_logs.tar.gz`, and the ccache logs as `logs/ccache_logs.tar.zst`.
+
+use std::path::{Path, PathBuf};
+
+use file_tree::FileError;
+
+use crate::{ArchiveWriter, Compression, Error};
+
+/// Name of the ninja log files collected into the ninja archive.
+pub const NINJA_LOG: &str = ".ninja_log";
+/// The ninja archive, relative to the build directory.
+pub const NINJA_LOGS_ARCHIVE: &str = "logs/ninja_logs.tar.gz";
+/// The directory of ccache logs, relative to the build directory.
+pub const CCACHE_LOGS_DIR: &str = "logs/ccache";
+/// The ccache archive, relative to the build directory.
+pub const CCACHE_LOGS_ARCHIVE: &str = "logs/ccache_logs.tar.zst";
+
+/// A log archive that was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogArchive {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The files archived, in archive order.
+    pub sources: Vec<PathBuf>,
+    /// Whether an earlier archive at [`LogArchive::path`] was replaced.
+    pub replaced: bool,
+    /// Bytes of the files archived.
+    pub input_bytes: u64,
+    /// Bytes of the archive.
+    pub archive_bytes: u64,
+}
+
+/// Every `.ninja_log` below `build_dir`, relative to it, sorted; symlinks (to files or
+/// directories) are not followed.
+pub fn find_ninja_logs(build_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(build_dir).follow_links(false) {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(build_dir).to_path_buf();
+            FileError::read(path, e.into())
+        })?;
+        if entry.file_type().is_file() && entry.file_name() == NINJA_LOG {
+            let rel = entry.path().strip_prefix(build_dir).unwrap_or(entry.path());
+            found.push(rel.to_path_buf());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// `rel` with `/` separators, as an archive member name.
+fn arcname(rel: &Path) -> String {
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Writes [`NINJA_LOGS_ARCHIVE`] from every `.ninja_log` of the build (member names relative
+/// to the build directory, sorted, metadata normalized with member mtime `mtime`), atomically.
+/// `None` when the build has no ninja log (nothing is written then).
+pub fn archive_ninja_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArchive>, Error> {
+    let logs = find_ninja_logs(build_dir)?;
+    if logs.is_empty() {
+        return Ok(None);
+    }
+    let sources: Vec<PathBuf> = logs.iter().map(|rel| build_dir.join(rel)).collect();
+    let members: Vec<(String, PathBuf)> = logs
+        .iter()
+        .map(|rel| arcname(rel))
+        .zip(sources.iter().cloned())
+        .collect();
+    write_log_archive(
+        &build_dir.join(NINJA_LOGS_ARCHIVE),
+        Compression::Gzip { level: 9 },
+        &members,
+        mtime,
+    )
+    .map(Some)
+}
+
+/// Writes [`CCACHE_LOGS_ARCHIVE`] from the files directly in [`CCACHE_LOGS_DIR`] (sorted by
+/// name, member name = file name; a symlink is stored as a symlink), atomically. `None` when
+/// there is no such directory or no file in it.
+pub fn archive_ccache_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArchive>, Error> {
+    let dir = build_dir.join(CCACHE_LOGS_DIR);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let mut members = Vec::new();
+    for entry in fs_err::read_dir(&dir).map_err(|e| FileError::read(&dir, e))? {
+        let entry = entry.map_err(|e| FileError::read(&dir, e))?;
+        if entry.path().is_file() {
+            members.push((
+                entry.file_name().to_string_lossy().into_owned(),
+                entry.path(),
+            ));
+        }
+    }
+    if members.is_empty() {
+        return Ok(None);
+    }
+    members.sort();
+    write_log_archive(
+        &build_dir.join(CCACHE_LOGS_ARCHIVE),
+        Compression::Zstd { level: 3 },
+        &members,
+        mtime,
+    )
+    .map(Some)
+}
+
+fn write_log_archive(
+    dest: &Path,
+    compression: Compression,
+    members: &[(String, PathBuf)],
+    mtime: u64,
+) -> Result<LogArchive, Error> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    fs_err::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+    let replaced = fs_err::symlink_metadata(dest).is_ok();
+    let mut writer = ArchiveWriter::create(dest, compression)?;
+    let mut input_bytes = 0;
+    for (name, path) in members {
+        input_bytes += fs_err::metadata(path)
+            .map_err(|e| FileError::read(path, e))?
+            .len();
+        writer.append_normalized(name, path, mtime)?;
+    }
+    let path = writer.finish()?;
+    let archive_bytes = fs_err::metadata(&path)
+        .map_err(|e| FileError::read(&path, e))?
+        .len();
+    Ok(LogArchive {
+        path,
+        sources: members.iter().map(|(_, p)| p.clone()).collect(),
+        replaced,
+        input_bytes,
+        archive_bytes,
+    })
+}
