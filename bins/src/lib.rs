@@ -18,25 +18,38 @@ use workflow_outputs::{
     WorkflowOutputRoot,
 };
 
-/// Installs the stderr log subscriber: `RUST_LOG` if set, else `warn` raised by each `-v`
-/// and lowered to `error` by `-q`.
-pub fn init_logging(verbose: u8, quiet: bool) {
-    let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "info",
-        (false, 2) => "debug",
-        _ => "trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(progress::LogWriter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
-        .try_init();
+/// The logging flags every tool takes.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Verbosity {
+    /// More logging (repeat for more).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Errors only.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl Verbosity {
+    /// Installs the stderr log subscriber: `RUST_LOG` if set, else `warn` raised by each
+    /// `-v` and lowered to `error` by `-q`.
+    pub fn init_logging(self) {
+        let level = match (self.quiet, self.verbose) {
+            (true, _) => "error",
+            (false, 0) => "warn",
+            (false, 1) => "info",
+            (false, 2) => "debug",
+            _ => "trace",
+        };
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(progress::LogWriter)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_target(false)
+            .without_time()
+            .try_init();
+    }
 }
 
 /// Turns the result of a tool's `run` into its exit code: 0 on success, 1 on failure with the

@@ -70,12 +70,8 @@ struct Args {
     /// Print the time spent per stage to stderr at the end.
     #[arg(long)]
     timings: bool,
-    /// More logging (repeat for more).
-    #[arg(short, long, action = ArgAction::Count)]
-    verbose: u8,
-    /// Errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
 }
 
 const TEMPLATES: &str = "build_tools/packaging/python/templates";
@@ -169,6 +165,6 @@ fn run(args: Args) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    rock_ci::init_logging(args.verbose, args.quiet);
+    args.log.init_logging();
     rock_ci::exit_code(run(args))
 }

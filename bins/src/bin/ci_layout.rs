@@ -9,8 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use rock_ci::{
-    RunRequest, exit_code, init_logging, parse_platform, parse_release_type, parse_repository,
-    resolve_run_root,
+    RunRequest, exit_code, parse_platform, parse_release_type, parse_repository, resolve_run_root,
 };
 use serde_json::json;
 use storage_location::StorageLocation;
@@ -56,12 +55,8 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// More logging (repeat for more).
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
-    /// Errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
 }
 
 fn non_empty_path(s: &str) -> Result<PathBuf, String> {
@@ -213,6 +208,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    init_logging(args.verbose, args.quiet);
+    args.log.init_logging();
     exit_code(run(&args))
 }

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgAction, ArgGroup, Parser};
+use clap::{ArgGroup, Parser};
 use rock_ci::fetch_artifacts::{Mode, Request, parse_targets, run};
-use rock_ci::{block_on, init_logging, parse_platform, parse_repository};
+use rock_ci::{block_on, parse_platform, parse_repository};
 use workflow_outputs::{GithubRepository, Platform};
 
 /// Fetch the build artifacts of a CI run.
@@ -67,17 +67,13 @@ struct Args {
     /// Read the artifacts from this local staging directory instead of S3 (no GitHub look-up).
     #[arg(long)]
     local_staging_dir: Option<PathBuf>,
-    /// More logging (repeat for more).
-    #[arg(short, long, action = ArgAction::Count)]
-    verbose: u8,
-    /// Errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    init_logging(args.verbose, args.quiet);
+    args.log.init_logging();
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let request = Request {
         include: args.include,
@@ -99,7 +95,7 @@ fn main() -> ExitCode {
             Mode::Extract
         },
         local_staging_dir: args.local_staging_dir,
-        quiet: args.quiet,
+        quiet: args.log.quiet,
     };
     let lookup = github_actions::process_env;
     let mut stdout = std::io::stdout().lock();

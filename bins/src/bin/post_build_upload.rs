@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgAction, Parser, ValueEnum};
+use rock_ci::block_on;
 use rock_ci::post_build_upload::{Plan, run};
-use rock_ci::{block_on, init_logging};
 use storage_backend::Overwrite;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -54,17 +54,13 @@ struct Args {
     /// Files uploaded at once.
     #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY)]
     upload_concurrency: usize,
-    /// More logging (repeat for more).
-    #[arg(short, long, action = ArgAction::Count)]
-    verbose: u8,
-    /// Errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    init_logging(args.verbose, args.quiet);
+    args.log.init_logging();
     let lookup = github_actions::process_env;
     let upload = if args.upload {
         true
@@ -106,7 +102,7 @@ fn main() -> ExitCode {
         },
         concurrency: args.upload_concurrency.max(1),
         mtime,
-        quiet: args.quiet,
+        quiet: args.log.quiet,
     };
     let mut stdout = std::io::stdout().lock();
     block_on(run(&plan, &lookup, &mut stdout))
