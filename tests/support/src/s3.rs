@@ -116,6 +116,19 @@ impl S3Server {
         format!("http://{}", self.addr)
     }
 
+    /// The environment that points a command's AWS client at this server with the keys it
+    /// accepts, in this order: `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, and `AWS_EC2_METADATA_DISABLED` (no probe of an instance
+    /// metadata service).
+    pub fn aws_env(&self) -> [(&'static str, String); 4] {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.to_owned()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+        ]
+    }
+
     /// The directory the server stores buckets in (one subdirectory per bucket).
     pub fn root(&self) -> &Path {
         self.root.path()
