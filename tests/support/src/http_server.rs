@@ -10,6 +10,8 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 
+use crate::server_thread::ServerThread;
+
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -77,8 +79,7 @@ type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
 pub struct HttpServer {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _thread: ServerThread,
 }
 
 impl HttpServer {
@@ -89,22 +90,14 @@ impl HttpServer {
         let addr = listener.local_addr().expect("local addr");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
-        let (shutdown, stop) = tokio::sync::oneshot::channel();
         let thread = {
             let requests = requests.clone();
-            std::thread::spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("runtime")
-                    .block_on(accept(listener, stop, requests, handler));
-            })
+            ServerThread::spawn(1, move |stop| accept(listener, stop, requests, handler))
         };
         Self {
             addr,
             requests,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
+            _thread: thread,
         }
     }
 
@@ -116,18 +109,6 @@ impl HttpServer {
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().expect("lock").clone()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        // The runtime, the listener and every open connection go with the thread.
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

@@ -12,6 +12,7 @@ pub mod elf;
 mod http_server;
 pub mod rocm;
 pub mod s3;
+mod server_thread;
 
 use std::path::Path;
 
