@@ -2,7 +2,6 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use artifacts::Compression;
-use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
 use rock_ci_test_support::{
     HttpServer, Reply, S3Server, assert_fails_with, sha256_hex, write_artifact,
 };
@@ -29,6 +28,20 @@ fn put_artifact(
     }
 }
 
+const ZSTD: Compression = Compression::Zstd { level: 3 };
+
+/// `fetch_artifacts --run-id {run_id} --platform linux` with nothing in its environment but the
+/// GitHub API at `github_url` and the keys and endpoint of `server`.
+fn fetch_command(server: &S3Server, github_url: &str, run_id: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"));
+    command
+        .args(["--run-id", run_id, "--platform", "linux"])
+        .env_clear()
+        .env("GITHUB_API_URL", github_url)
+        .envs(server.aws_env());
+    command
+}
+
 struct Fixture {
     server: S3Server,
     _github: HttpServer,
@@ -40,14 +53,28 @@ fn fixture() -> Fixture {
     let server = S3Server::start();
     server.create_bucket("therock-ci-artifacts");
     let run_dir = server.root().join("therock-ci-artifacts/555-linux");
-    put_artifact(
-        &run_dir,
-        "blas_lib_gfx94X-dcgpu.tar.zst",
-        Compression::Zstd { level: 3 },
-        "math-libs/BLAS/stage",
-        &[("lib/libblas.so", "blas"), ("share/README", "same")],
-        true,
-    );
+    // Name, stage directory, files.
+    type Artifact<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let zstd: &[Artifact<'_>] = &[
+        (
+            "blas_lib_gfx94X-dcgpu.tar.zst",
+            "math-libs/BLAS/stage",
+            &[("lib/libblas.so", "blas"), ("share/README", "same")],
+        ),
+        (
+            "amd-llvm_lib_generic.tar.zst",
+            "compiler/amd-llvm/stage",
+            &[("lib/libLLVM.so", "llvm"), ("share/README", "same")],
+        ),
+        (
+            "rand_lib_gfx110X-all.tar.zst",
+            "math-libs/rand/stage",
+            &[("lib/librand.so", "rand")],
+        ),
+    ];
+    for (name, stage, files) in zstd {
+        put_artifact(&run_dir, name, ZSTD, stage, files, true);
+    }
     put_artifact(
         &run_dir,
         "blas_test_gfx94X-dcgpu.tar.xz",
@@ -56,26 +83,11 @@ fn fixture() -> Fixture {
         &[("bin/blas-test", "test")],
         true,
     );
-    put_artifact(
-        &run_dir,
-        "amd-llvm_lib_generic.tar.zst",
-        Compression::Zstd { level: 3 },
-        "compiler/amd-llvm/stage",
-        &[("lib/libLLVM.so", "llvm"), ("share/README", "same")],
-        true,
-    );
-    put_artifact(
-        &run_dir,
-        "rand_lib_gfx110X-all.tar.zst",
-        Compression::Zstd { level: 3 },
-        "math-libs/rand/stage",
-        &[("lib/librand.so", "rand")],
-        true,
-    );
+    // The one artifact without a sidecar.
     put_artifact(
         &run_dir,
         "fft_lib_gfx942.tar.zst",
-        Compression::Zstd { level: 3 },
+        ZSTD,
         "math-libs/FFT/stage",
         &[("lib/libfft.so", "fft")],
         false,
@@ -98,18 +110,8 @@ fn fixture() -> Fixture {
 
 impl Fixture {
     fn run(&self, args: &[&str]) -> Output {
-        let endpoint = self.server.endpoint();
-        Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
-            .args(["--run-id", "555", "--platform", "linux"])
+        fetch_command(&self.server, &self.github_url, "555")
             .args(args)
-            .env_clear()
-            .envs([
-                ("GITHUB_API_URL", self.github_url.as_str()),
-                ("AWS_ENDPOINT_URL", endpoint.as_str()),
-                ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-                ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-                ("AWS_EC2_METADATA_DISABLED", "true"),
-            ])
             .current_dir(self.work.path())
             .output()
             .unwrap()
@@ -202,7 +204,7 @@ fn selects_by_group_and_targets_and_extracts() {
     put_artifact(
         &run_dir,
         "blas_lib_gfx94X-dcgpu.tar.zst",
-        Compression::Zstd { level: 3 },
+        ZSTD,
         "math-libs/BLAS/stage",
         &[("lib/libblas.so", "blas v2")],
         true,
@@ -269,7 +271,7 @@ fn flatten_conflict_is_an_error_naming_both() {
     put_artifact(
         &run_dir,
         "other_lib_generic.tar.zst",
-        Compression::Zstd { level: 3 },
+        ZSTD,
         "x/stage",
         &[("lib/libblas.so", "not blas")],
         true,
@@ -407,7 +409,7 @@ fn injected_faults_are_retried_to_a_complete_fetch() {
         put_artifact(
             &run_dir,
             &format!("p{i:02}_lib_generic.tar.zst"),
-            Compression::Zstd { level: 3 },
+            ZSTD,
             &format!("p{i:02}/stage"),
             &[("lib/x", &content)],
             true,
@@ -420,17 +422,7 @@ fn injected_faults_are_retried_to_a_complete_fetch() {
         )
     });
     let work = tempfile::tempdir().unwrap();
-    let endpoint = server.endpoint();
-    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
-        .args(["--run-id", "556", "--platform", "linux"])
-        .env_clear()
-        .envs([
-            ("GITHUB_API_URL", github.url().as_str()),
-            ("AWS_ENDPOINT_URL", endpoint.as_str()),
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-            ("AWS_EC2_METADATA_DISABLED", "true"),
-        ])
+    let out = fetch_command(&server, &github.url(), "556")
         .current_dir(work.path())
         .output()
         .unwrap();
@@ -474,17 +466,8 @@ fn interrupted_fetch_then_rerun() {
         &[("data.bin", &noise)],
         true,
     );
-    let endpoint = f.server.endpoint();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
-        .args(["--run-id", "555", "--platform", "linux", "big_lib"])
-        .env_clear()
-        .envs([
-            ("GITHUB_API_URL", f.github_url.as_str()),
-            ("AWS_ENDPOINT_URL", endpoint.as_str()),
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-            ("AWS_EC2_METADATA_DISABLED", "true"),
-        ])
+    let mut child = fetch_command(&f.server, &f.github_url, "555")
+        .arg("big_lib")
         .current_dir(f.work.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -1,7 +1,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
 use rock_ci_test_support::{S3Server, assert_fails_with};
 
 const GROUP: &str = "gfx94X-dcgpu";
@@ -53,6 +52,34 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The step summary [`stage_run`] writes below `dir`.
+fn summary_path(dir: &Path) -> PathBuf {
+    dir.join("summary.md")
+}
+
+/// Uploads the build below `dir` as run 12345 into `dir/staging`, reporting `job_status`, with
+/// the step summary at [`summary_path`] and `env` added.
+fn stage_run(dir: &Path, job_status: &str, env: &[(&str, &str)]) -> Output {
+    let summary = summary_path(dir);
+    let mut env = env.to_vec();
+    env.push(("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()));
+    run(
+        &[
+            "--artifact-group",
+            GROUP,
+            "--upload",
+            "--run-id",
+            "12345",
+            "--output-dir",
+            "staging",
+            "--job-status",
+            job_status,
+        ],
+        &env,
+        dir,
+    )
+}
+
 fn files(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -82,22 +109,8 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
         &t.path().join("build/logs/build_observability.html"),
         "<html>obs</html>",
     );
-    let summary = t.path().join("summary.md");
-    let out = run(
-        &[
-            "--artifact-group",
-            GROUP,
-            "--upload",
-            "--run-id",
-            "12345",
-            "--output-dir",
-            "staging",
-            "--job-status",
-            "success",
-        ],
-        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
-        t.path(),
-    );
+    let out = stage_run(t.path(), "success", &[]);
+    let summary = summary_path(t.path());
     assert!(
         out.status.success(),
         "{}\n{}",
@@ -202,26 +215,9 @@ fn summary_lines_follow_status_and_observability() {
         if *observability {
             write(&t.path().join("build/logs/build_observability.html"), "x");
         }
-        let summary = t.path().join("summary.md");
-        let mut env = env.to_vec();
-        env.push(("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()));
-        let out = run(
-            &[
-                "--artifact-group",
-                GROUP,
-                "--upload",
-                "--run-id",
-                "12345",
-                "--output-dir",
-                "staging",
-                "--job-status",
-                status,
-            ],
-            &env,
-            t.path(),
-        );
+        let out = stage_run(t.path(), status, env);
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let summary = fs_err::read_to_string(&summary).unwrap();
+        let summary = fs_err::read_to_string(summary_path(t.path())).unwrap();
         let lines: Vec<&str> = summary.split("\n\n").filter(|l| !l.is_empty()).collect();
         assert_eq!(
             lines.len(),
@@ -252,22 +248,7 @@ fn missing_manifest_still_uploads_logs_and_writes_the_summary() {
     let t = tempfile::tempdir().unwrap();
     let build = build_tree(t.path());
     fs_err::remove_file(build.join("base/aux-overlay/build/therock_manifest.json")).unwrap();
-    let summary = t.path().join("summary.md");
-    let out = run(
-        &[
-            "--artifact-group",
-            GROUP,
-            "--upload",
-            "--run-id",
-            "12345",
-            "--output-dir",
-            "staging",
-            "--job-status",
-            "failure",
-        ],
-        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
-        t.path(),
-    );
+    let out = stage_run(t.path(), "failure", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("therock_manifest.json not found at `build/base/aux-overlay/build/therock_manifest.json`"), "{}", text(&out.stderr));
     assert!(
@@ -276,7 +257,7 @@ fn missing_manifest_still_uploads_logs_and_writes_the_summary() {
             .is_file()
     );
     assert!(
-        fs_err::read_to_string(&summary)
+        fs_err::read_to_string(summary_path(t.path()))
             .unwrap()
             .contains("[Build Logs](")
     );
@@ -421,15 +402,9 @@ fn uploads_to_s3_with_content_types() {
     server.create_bucket("therock-ci-artifacts");
     let t = tempfile::tempdir().unwrap();
     build_tree(t.path());
-    let endpoint = server.endpoint();
-    let env = [
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-        ("AWS_EC2_METADATA_DISABLED", "true"),
-        ("CI", "true"),
-        ("GITHUB_RUN_ID", "777"),
-    ];
+    let aws = server.aws_env();
+    let mut env: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.extend([("CI", "true"), ("GITHUB_RUN_ID", "777")]);
     let out = run(&["--artifact-group", GROUP, "--preflight"], &env, t.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("Preflight ok"));
@@ -480,8 +455,19 @@ fn uploads_to_s3_with_content_types() {
         text(&out.stdout)
     );
     // A wrong secret fails the preflight as an auth error.
-    let mut bad = env.to_vec();
-    bad[2] = ("AWS_SECRET_ACCESS_KEY", "wrong");
+    let bad: Vec<(&str, &str)> = env
+        .iter()
+        .map(|&(k, v)| {
+            (
+                k,
+                if k == "AWS_SECRET_ACCESS_KEY" {
+                    "wrong"
+                } else {
+                    v
+                },
+            )
+        })
+        .collect();
     let out = run(&["--artifact-group", GROUP, "--preflight"], &bad, t.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(

@@ -10,6 +10,8 @@ use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
 
+use crate::server_thread::ServerThread;
+
 /// The access key the server accepts.
 pub const ACCESS_KEY: &str = "rockci-test-access";
 /// The secret key the server accepts.
@@ -27,12 +29,12 @@ pub struct S3ServerOptions {
 
 /// The server; stops when dropped.
 pub struct S3Server {
+    // Stops the server before the directory goes.
+    _thread: ServerThread,
     addr: SocketAddr,
     root: tempfile::TempDir,
     requests: Arc<AtomicU64>,
     faults: Arc<AtomicU64>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl S3Server {
@@ -55,25 +57,19 @@ impl S3Server {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("addr");
-        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
         let (req_count, fault_count) = (requests.clone(), faults.clone());
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener).expect("listener");
-                let http = ConnBuilder::new(TokioExecutor::new());
-                loop {
-                    let socket = tokio::select! {
-                        res = listener.accept() => match res { Ok((s, _)) => s, Err(_) => continue },
-                        _ = &mut rx => break,
-                    };
-                    let service = service.clone();
-                    let (req_count, fault_count) = (req_count.clone(), fault_count.clone());
-                    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+        let thread = ServerThread::spawn(2, move |mut rx| async move {
+            let listener = tokio::net::TcpListener::from_std(std_listener).expect("listener");
+            let http = ConnBuilder::new(TokioExecutor::new());
+            loop {
+                let socket = tokio::select! {
+                    res = listener.accept() => match res { Ok((s, _)) => s, Err(_) => continue },
+                    _ = &mut rx => break,
+                };
+                let service = service.clone();
+                let (req_count, fault_count) = (req_count.clone(), fault_count.clone());
+                let svc = hyper::service::service_fn(
+                    move |req: http::Request<hyper::body::Incoming>| {
                         let service = service.clone();
                         let n = req_count.fetch_add(1, Ordering::SeqCst) + 1;
                         let fault = options.fault_every.filter(|every| n % every == 0);
@@ -89,31 +85,47 @@ impl S3Server {
                                         .body(s3s::Body::from(body.to_owned()))
                                         .expect("response"));
                                 }
-                                return Err(s3s::HttpError::new("injected connection reset".into()));
+                                return Err(s3s::HttpError::new(
+                                    "injected connection reset".into(),
+                                ));
                             }
                             hyper::service::Service::call(&service, req).await
                         }
-                    });
-                    let conn = http.serve_connection(TokioIo::new(socket), svc).into_owned();
-                    tokio::spawn(async move {
-                        let _ = conn.await;
-                    });
-                }
-            });
+                    },
+                );
+                let conn = http
+                    .serve_connection(TokioIo::new(socket), svc)
+                    .into_owned();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
         });
         Self {
+            _thread: thread,
             addr,
             root,
             requests,
             faults,
-            shutdown: Some(tx),
-            thread: Some(thread),
         }
     }
 
     /// `http://127.0.0.1:{port}`.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The environment that points a command's AWS client at this server with the keys it
+    /// accepts, in this order: `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, and `AWS_EC2_METADATA_DISABLED` (no probe of an instance
+    /// metadata service).
+    pub fn aws_env(&self) -> [(&'static str, String); 4] {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.to_owned()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+        ]
     }
 
     /// The directory the server stores buckets in (one subdirectory per bucket).
@@ -134,16 +146,5 @@ impl S3Server {
     /// Faults injected so far.
     pub fn faults(&self) -> u64 {
         self.faults.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }

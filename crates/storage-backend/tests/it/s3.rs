@@ -20,16 +20,35 @@ fn options(endpoint: String, anonymous: Anonymous, secret: &str) -> ClientOption
     }
 }
 
-async fn client(server: &S3Server) -> S3Client {
-    S3Client::connect_with(
+/// A backend of a client built from `options` alone (no environment).
+async fn backend_with(options: &ClientOptions, transfer: TransferOptions) -> StorageBackend {
+    StorageBackend::s3(S3Client::connect_with(options, &|_| None).await, transfer)
+}
+
+async fn backend(server: &S3Server, transfer: TransferOptions) -> StorageBackend {
+    backend_with(
         &options(server.endpoint(), Anonymous::Never, SECRET_KEY),
-        &|_| None,
+        transfer,
     )
     .await
 }
 
-async fn backend(server: &S3Server, transfer: TransferOptions) -> StorageBackend {
-    StorageBackend::s3(client(server).await, transfer)
+/// The content type of an object and the SHA-256 the backend recorded for it.
+async fn head(b: &StorageBackend, bucket: &str, key: &str) -> (Option<String>, Option<String>) {
+    let StorageBackend::S3(s3) = b else {
+        unreachable!()
+    };
+    let head = s3
+        .client()
+        .sdk()
+        .head_object()
+        .bucket(bucket)
+        .key(key)
+        .send()
+        .await
+        .unwrap();
+    let sha = s3.stored_sha256(&loc(bucket, key)).await.unwrap();
+    (head.content_type().map(str::to_owned), sha)
 }
 
 fn loc(bucket: &str, key: &str) -> StorageLocation {
@@ -69,40 +88,16 @@ async fn upload_sets_content_type_and_sha256() {
     )
     .await
     .unwrap();
-    let StorageBackend::S3(s3) = &b else {
-        unreachable!()
-    };
-    let head = s3
-        .client()
-        .sdk()
-        .head_object()
-        .bucket("my-bucket")
-        .key("run-1/logs/build.log")
-        .send()
+    let sha = storage_backend::sha256_file(&src.path().join("build.log"))
         .await
         .unwrap();
-    assert_eq!(head.content_type(), Some("text/plain"));
-    let head = s3
-        .client()
-        .sdk()
-        .head_object()
-        .bucket("my-bucket")
-        .key("run-1/index.html")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(head.content_type(), Some("text/html"));
     assert_eq!(
-        s3.stored_sha256(&loc("my-bucket", "run-1/logs/build.log"))
-            .await
-            .unwrap()
-            .as_deref(),
-        Some(
-            storage_backend::sha256_file(&src.path().join("build.log"))
-                .await
-                .unwrap()
-                .as_str()
-        )
+        head(&b, "my-bucket", "run-1/logs/build.log").await,
+        (Some("text/plain".to_owned()), Some(sha))
+    );
+    assert_eq!(
+        head(&b, "my-bucket", "run-1/index.html").await.0.as_deref(),
+        Some("text/html")
     );
     assert_eq!(
         stored(&server, "my-bucket", "run-1/logs/build.log"),
@@ -140,28 +135,12 @@ async fn multipart_upload_and_copy_round_trip() {
     .await
     .unwrap();
     assert_eq!(stored(&server, "dst", "release/big.tar.zst"), data);
-    let StorageBackend::S3(s3) = &b else {
-        unreachable!()
-    };
-    let head = s3
-        .client()
-        .sdk()
-        .head_object()
-        .bucket("dst")
-        .key("release/big.tar.zst")
-        .send()
+    let sha = storage_backend::sha256_file(&src.path().join("big.tar.zst"))
         .await
         .unwrap();
-    assert_eq!(head.content_type(), Some("application/zstd"));
     assert_eq!(
-        s3.stored_sha256(&loc("dst", "release/big.tar.zst"))
-            .await
-            .unwrap(),
-        Some(
-            storage_backend::sha256_file(&src.path().join("big.tar.zst"))
-                .await
-                .unwrap()
-        )
+        head(&b, "dst", "release/big.tar.zst").await,
+        (Some("application/zstd".to_owned()), Some(sha))
     );
     // A small copy in the same bucket, with a key S3 would misread unencoded.
     b.upload_file(
@@ -419,14 +398,11 @@ async fn preflight_tells_failures_apart() {
         "{missing:?}"
     );
 
-    let wrong = StorageBackend::s3(
-        S3Client::connect_with(
-            &options(server.endpoint(), Anonymous::Never, "wrong-secret"),
-            &|_| None,
-        )
-        .await,
+    let wrong = backend_with(
+        &options(server.endpoint(), Anonymous::Never, "wrong-secret"),
         TransferOptions::default(),
-    );
+    )
+    .await;
     for direction in [Direction::Upload, Direction::Download] {
         let err = wrong.preflight(direction, &run).await.unwrap_err();
         assert_eq!(
@@ -436,14 +412,11 @@ async fn preflight_tells_failures_apart() {
         );
     }
 
-    let anonymous = StorageBackend::s3(
-        S3Client::connect_with(
-            &options(server.endpoint(), Anonymous::Always, SECRET_KEY),
-            &|_| None,
-        )
-        .await,
+    let anonymous = backend_with(
+        &options(server.endpoint(), Anonymous::Always, SECRET_KEY),
         TransferOptions::default(),
-    );
+    )
+    .await;
     let err = anonymous
         .preflight(Direction::Upload, &run)
         .await
@@ -461,10 +434,7 @@ async fn preflight_tells_failures_apart() {
     };
     let mut opts = options(dead, Anonymous::Never, SECRET_KEY);
     opts.max_attempts = 1;
-    let unreachable = StorageBackend::s3(
-        S3Client::connect_with(&opts, &|_| None).await,
-        TransferOptions::default(),
-    );
+    let unreachable = backend_with(&opts, TransferOptions::default()).await;
     let err = unreachable
         .preflight(Direction::Download, &run)
         .await
