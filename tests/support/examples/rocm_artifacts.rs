@@ -3,7 +3,11 @@
 //!
 //!     cargo run -p rock-ci-test-support --example rocm_artifacts -- DIR [kpack|legacy]
 
-#![allow(clippy::print_stdout, missing_docs)]
+#![allow(
+    clippy::print_stdout,
+    missing_docs,
+    reason = "a command-line fixture generator: prints its result; not an API"
+)]
 
 fn main() {
     let mut args = std::env::args().skip(1);
