@@ -6,8 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{ArgAction, Parser};
-use py_packaging::build::BuildOptions;
-use py_packaging::families::{FamilyMap, default_version, parse_family_list};
+use py_packaging::{BuildOptions, FamilyMap, default_version, parse_family_list};
 
 /// Midnight, 1 January 1980: the earliest time a zip entry can carry.
 const DEFAULT_EPOCH: u64 = 315_532_800;
@@ -146,9 +145,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         source_date_epoch,
     };
     let start = std::time::Instant::now();
-    py_packaging::build::run(&opts, &mut stdout)?;
+    py_packaging::run(&opts, &mut stdout)?;
     if timings {
-        let stages: Vec<String> = py_packaging::timing::report()
+        let stages: Vec<String> = py_packaging::stage_timings()
             .into_iter()
             .map(|(stage, d)| format!("{} {:.2}s", stage.name(), d.as_secs_f64()))
             .collect();

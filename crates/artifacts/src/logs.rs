@@ -31,30 +31,15 @@ pub struct LogArchive {
     pub archive_bytes: u64,
 }
 
-/// Every `.ninja_log` below `build_dir`, relative to it, sorted; symlinks (to files or
-/// directories) are not followed.
-pub fn find_ninja_logs(build_dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut found = Vec::new();
-    for entry in walkdir::WalkDir::new(build_dir).follow_links(false) {
-        let entry = entry.map_err(|e| {
-            let path = e.path().unwrap_or(build_dir).to_path_buf();
-            FileError::read(path, e.into())
-        })?;
-        if entry.file_type().is_file() && entry.file_name() == NINJA_LOG {
-            let rel = entry.path().strip_prefix(build_dir).unwrap_or(entry.path());
-            found.push(rel.to_path_buf());
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
-/// `rel` with `/` separators, as an archive member name.
-fn arcname(rel: &Path) -> String {
-    rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+/// Every `.ninja_log` below `build_dir`, relative to it (`/`-separated), sorted component by
+/// component; symlinks (to files or directories) are not followed.
+pub fn find_ninja_logs(build_dir: &Path) -> Result<Vec<String>, Error> {
+    let mut found: Vec<file_tree::Entry> = file_tree::walk(build_dir)?
+        .into_iter()
+        .filter(|e| e.is_file && !e.is_symlink && e.name() == NINJA_LOG)
+        .collect();
+    found.sort_by(|a, b| file_tree::cmp_components(&a.components, &b.components));
+    Ok(found.iter().map(file_tree::Entry::relative).collect())
 }
 
 /// Writes [`NINJA_LOGS_ARCHIVE`] from every `.ninja_log` of the build (member names relative
@@ -65,11 +50,12 @@ pub fn archive_ninja_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArch
     if logs.is_empty() {
         return Ok(None);
     }
-    let sources: Vec<PathBuf> = logs.iter().map(|rel| build_dir.join(rel)).collect();
     let members: Vec<(String, PathBuf)> = logs
-        .iter()
-        .map(|rel| arcname(rel))
-        .zip(sources.iter().cloned())
+        .into_iter()
+        .map(|rel| {
+            let path = build_dir.join(&rel);
+            (rel, path)
+        })
         .collect();
     write_log_archive(
         &build_dir.join(NINJA_LOGS_ARCHIVE),

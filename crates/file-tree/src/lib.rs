@@ -1,7 +1,11 @@
 //! Local file trees, shared by the crates that read or write them.
 //!
-//! [`FileError`] is the one shape of a failed local read or write: it names the file and chains
-//! its cause once.
+//! - [`FileError`] is the one shape of a failed local read or write: it names the file and
+//!   chains its cause once.
+//! - [`fnmatch`] and [`PathGlob`] are the glob dialects of the tools (Python's `fnmatch`,
+//!   pathlib's `rglob`, TheRock's `RecursiveGlobPattern`), one matcher behind them.
+//! - [`walk`], [`list`] and [`Walk`] walk a tree sorted, parents first, symlinks not followed
+//!   unless asked, each [`Entry`] with its path relative to the root as components.
 //!
 //! ```
 //! use file_tree::FileError;
@@ -12,6 +16,12 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+mod glob;
+mod walk;
+
+pub use glob::{PathGlob, cmp_components, fnmatch};
+pub use walk::{Entry, Walk, list, select, walk};
 
 /// What was being done to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,17 +8,19 @@ use std::path::{Path, PathBuf};
 use artifacts::ArtifactName;
 use rayon::prelude::*;
 
+use crate::Error;
 use crate::catalog::{
     ArtifactCatalog, CORE_EXCLUDES, PROFILER_WHEEL_INCLUDES, core_filter, device_filter,
     libraries_filter, profiler_filter,
 };
+use crate::error::list_or_none;
 use crate::names::{Logical, Naming, base_target};
 use crate::params::Parameters;
 use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 use crate::timing::{Stage, timed};
 use crate::wheel::{read_setup, write_wheel};
-use crate::{Error, io};
+use file_tree::FileError;
 
 /// Extra devel artifact names of the kpack flow.
 const KPACK_DEVEL_EXTRAS: [&str; 9] = [
@@ -82,22 +84,24 @@ pub struct BuildOptions {
 }
 
 /// The manifest path of §2.2.
-pub fn manifest_path(artifact_dir: &Path) -> PathBuf {
+pub(crate) fn manifest_path(artifact_dir: &Path) -> PathBuf {
     artifact_dir.join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
 }
 
 /// Whether the build is kpack-split (§2.2).
-pub fn is_kpack(artifact_dir: &Path) -> Result<bool, Error> {
+pub(crate) fn is_kpack(artifact_dir: &Path) -> Result<bool, Error> {
     let path = manifest_path(artifact_dir);
-    let text = fs_err::read_to_string(&path).map_err(|_| {
-        Error::Invalid(format!(
-            "therock_manifest.json not found at {}. Is base_lib_generic present in {}?",
-            path.display(),
-            artifact_dir.display()
-        ))
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the error names the manifest and the artifact directory itself"
+    )]
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::MissingManifest {
+        path: path.clone(),
+        artifact_dir: artifact_dir.to_path_buf(),
+        source,
     })?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| Error::Json { file: path, source })?;
     Ok(match doc.pointer("/flags/KPACK_SPLIT_ARTIFACTS") {
         Some(serde_json::Value::Bool(b)) => *b,
         Some(serde_json::Value::Number(n)) => n.as_f64() != Some(0.0),
@@ -108,16 +112,8 @@ pub fn is_kpack(artifact_dir: &Path) -> Result<bool, Error> {
     })
 }
 
-fn list_or_none(items: &BTreeSet<String>) -> String {
-    if items.is_empty() {
-        "(none)".to_owned()
-    } else {
-        items.iter().cloned().collect::<Vec<_>>().join(", ")
-    }
-}
-
 /// §11.1: every target the host's list names must have artifacts.
-pub fn check_kpack_completeness(
+pub(crate) fn check_kpack_completeness(
     opts: &BuildOptions,
     discovered: &BTreeSet<String>,
     out: &mut dyn Write,
@@ -131,7 +127,7 @@ pub fn check_kpack_completeness(
         return Ok(());
     };
     let expected: BTreeSet<String> = list.iter().cloned().collect();
-    let w = |e| io(Path::new("stdout"), e);
+    let w = Error::Output;
     writeln!(
         out,
         "::: KPACK_SPLIT_ARTIFACTS expected device targets: {}",
@@ -148,43 +144,39 @@ pub fn check_kpack_completeness(
     if missing.is_empty() {
         return Ok(());
     }
-    Err(Error::Invalid(format!(
-        "KPACK_SPLIT_ARTIFACTS target completeness check failed: missing fetched artifact targets: {}. Expected targets: {}. Discovered artifact targets in {}: {}. The fetched/extracted artifact catalog is incomplete; refusing to build a partial device wheel set.",
-        missing
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        list_or_none(&expected),
-        opts.artifact_dir.display(),
-        list_or_none(discovered)
-    )))
+    Err(Error::IncompleteTargets {
+        missing: missing.into_iter().cloned().collect(),
+        expected,
+        discovered: discovered.clone(),
+        artifact_dir: opts.artifact_dir.clone(),
+    })
 }
 
-/// Copies a template tree (symlinks kept as links) to `dest`, replacing what was there.
+/// Copies a template tree (symlinks kept as links, `__pycache__` directories left out) to `to`.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
-    fs_err::create_dir_all(to).map_err(|e| io(to, e))?;
-    let entries = crate::sorted_dir(from)?;
+    fs_err::create_dir_all(to).map_err(|e| FileError::write(to, e))?;
+    let entries =
+        file_tree::Walk::new(from).entries_where(|e| !(e.is_dir && e.name() == "__pycache__"))?;
     for e in entries {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let ty = e.file_type().map_err(|err| io(&src, err))?;
-        if ty.is_symlink() {
+        let dst = e.components.iter().fold(to.to_path_buf(), |p, c| p.join(c));
+        if e.is_symlink {
             #[cfg(unix)]
-            std::os::unix::fs::symlink(fs_err::read_link(&src).map_err(|err| io(&src, err))?, &dst)
-                .map_err(|err| io(&dst, err))?;
-        } else if ty.is_dir() {
-            if e.file_name() != "__pycache__" {
-                copy_tree(&src, &dst)?;
-            }
+            std::os::unix::fs::symlink(
+                fs_err::read_link(&e.path).map_err(|err| FileError::read(&e.path, err))?,
+                &dst,
+            )
+            .map_err(|err| FileError::write(&dst, err))?;
+        } else if e.is_dir {
+            fs_err::create_dir_all(&dst).map_err(|err| FileError::write(&dst, err))?;
         } else {
-            fs_err::copy(&src, &dst).map_err(|err| io(&src, err))?;
+            fs_err::copy(&e.path, &dst).map_err(|err| FileError::write(&dst, err))?;
         }
     }
     Ok(())
 }
 
 /// One run.
-pub struct Builder<'o> {
+pub(crate) struct Builder<'o> {
     opts: &'o BuildOptions,
     params: Parameters,
     catalog: ArtifactCatalog,
@@ -203,12 +195,12 @@ fn announce(staging: &Path, out: &mut dyn Write) -> Result<(), Error> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    writeln!(out, "::: Building python package {name}").map_err(|e| io(Path::new("stdout"), e))
+    writeln!(out, "::: Building python package {name}").map_err(Error::Output)
 }
 
 impl<'o> Builder<'o> {
     /// Reads the artifact catalog and the `_dist_info.py` template.
-    pub fn new(opts: &'o BuildOptions, kpack: bool) -> Result<Self, Error> {
+    pub(crate) fn new(opts: &'o BuildOptions, kpack: bool) -> Result<Self, Error> {
         let catalog = ArtifactCatalog::new(&opts.artifact_dir, |_| true, &[], &[])?;
         let all_target_families = catalog
             .artifact_names()
@@ -217,7 +209,8 @@ impl<'o> Builder<'o> {
             .map(str::to_owned)
             .collect();
         let template = opts.templates_dir.join("rocm/src/rocm_sdk/_dist_info.py");
-        let dist_info_template = fs_err::read_to_string(&template).map_err(|e| io(&template, e))?;
+        let dist_info_template =
+            fs_err::read_to_string(&template).map_err(|e| FileError::read(&template, e))?;
         Ok(Builder {
             opts,
             params: Parameters {
@@ -240,7 +233,7 @@ impl<'o> Builder<'o> {
     }
 
     /// The catalog's target families (non-generic).
-    pub fn all_target_families(&self) -> &BTreeSet<String> {
+    pub(crate) fn all_target_families(&self) -> &BTreeSet<String> {
         &self.params.all_target_families
     }
 
@@ -271,19 +264,16 @@ impl<'o> Builder<'o> {
         let entry = logical.entry();
         let template = self.opts.templates_dir.join(entry.template_dir);
         if !template.is_dir() {
-            return Err(Error::Invalid(format!(
-                "Python package template {} does not exist",
-                template.display()
-            )));
+            return Err(Error::MissingTemplate { template });
         }
         let staging = self
             .opts
             .dest_dir
             .join(self.params.naming.dist_name(logical, target)?);
         if fs_err::symlink_metadata(&staging).is_ok() {
-            fs_err::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
+            fs_err::remove_dir_all(&staging).map_err(|e| FileError::write(&staging, e))?;
         }
-        let w = |e| io(Path::new("stdout"), e);
+        let w = Error::Output;
         writeln!(
             out,
             "::: Creating package '{}': {}",
@@ -298,11 +288,11 @@ impl<'o> Builder<'o> {
             .join("_dist_info.py");
         writeln!(out, "  Writing dist info: {}", dist_info.display()).map_err(w)?;
         fs_err::create_dir_all(dist_info.parent().expect("has a parent"))
-            .map_err(|e| io(&dist_info, e))?;
+            .map_err(|e| FileError::write(&dist_info, e))?;
         let text =
             self.params
                 .dist_info_contents(&self.dist_info_template, logical, target, restrict)?;
-        fs_err::write(&dist_info, text).map_err(|e| io(&dist_info, e))?;
+        fs_err::write(&dist_info, text).map_err(|e| FileError::write(&dist_info, e))?;
         Ok(staging)
     }
 
@@ -417,7 +407,7 @@ impl<'o> Builder<'o> {
             ":: Devel artifact inclusions: {}",
             names.iter().cloned().collect::<Vec<_>>().join(", ")
         )
-        .map_err(|e| io(Path::new("stdout"), e))?;
+        .map_err(Error::Output)?;
         let catalog = ArtifactCatalog::new(
             &self.opts.artifact_dir,
             |a| {
@@ -451,7 +441,7 @@ impl<'o> Builder<'o> {
     }
 
     /// Core and profiler (§4), then the kpack or legacy flow.
-    pub fn run(&mut self, out: &mut dyn Write) -> Result<(), Error> {
+    pub(crate) fn run(&mut self, out: &mut dyn Write) -> Result<(), Error> {
         let core_catalog =
             ArtifactCatalog::new(&self.opts.artifact_dir, core_filter, &[], &CORE_EXCLUDES)?;
         let mut wheels = vec![self.runtime(
@@ -480,12 +470,9 @@ impl<'o> Builder<'o> {
                 out,
                 "::: No profiler artifacts found on Windows; skipping rocm-profiler package"
             )
-            .map_err(|e| io(Path::new("stdout"), e))?;
+            .map_err(Error::Output)?;
         } else {
-            return Err(Error::Invalid(
-                "No profiler artifacts found; refusing to build an empty rocm-profiler package"
-                    .into(),
-            ));
+            return Err(Error::NoProfilerArtifacts);
         }
         if self.params.naming.kpack {
             self.kpack_flow(wheels, out)
@@ -561,7 +548,7 @@ impl<'o> Builder<'o> {
     }
 
     /// §11.2: the kpack-split set a publisher needs is complete.
-    pub fn check_required_dist(&self) -> Result<(), Error> {
+    pub(crate) fn check_required_dist(&self) -> Result<(), Error> {
         let list = if cfg!(windows) {
             &self.opts.windows_targets
         } else {
@@ -582,7 +569,7 @@ impl<'o> Builder<'o> {
 
 /// §11.2 on `dist`: the sdist, core, libraries, a device wheel per host target and, when any
 /// artifact is a `dev` component, the devel wheel.
-pub fn check_required_dist(
+pub(crate) fn check_required_dist(
     dist: &Path,
     version: &str,
     host_targets: Option<&[String]>,
@@ -600,48 +587,34 @@ pub fn check_required_dist(
     if has_dev {
         patterns.push(format!("rocm_sdk_devel-{v}-*.whl"));
     }
-    let present: BTreeSet<String> = fs_err::read_dir(dist)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| e.path().is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+    let present: BTreeSet<String> = file_tree::list(dist)
+        .map(|entries| {
+            entries
+                .into_iter()
+                .filter(|e| e.path.is_file())
+                .map(|e| e.relative())
                 .collect()
         })
         .unwrap_or_default();
     let missing: Vec<&String> = patterns
         .iter()
-        .filter(|p| !present.iter().any(|f| glob_match(p, f)))
+        .filter(|p| !present.iter().any(|f| file_tree::fnmatch(p, f)))
         .collect();
     if missing.is_empty() {
         return Ok(());
     }
-    Err(Error::Invalid(format!(
-        "Required kpack-split Python packages are missing from {}: {}. Present files: {}. Refusing to publish an incomplete Python package set.",
-        dist.display(),
-        missing
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        list_or_none(&present)
-    )))
-}
-
-/// Shell-glob match with `*` only (the §11.2 patterns).
-fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
-        }
-    }
+    Err(Error::IncompleteDist {
+        dist: dist.to_path_buf(),
+        missing: missing.into_iter().cloned().collect(),
+        present,
+    })
 }
 
 /// Runs the whole job (§4): kpack detection, completeness check, staging, building, the
 /// required-set check, and the `:::` lines on `out`.
 pub fn run(opts: &BuildOptions, out: &mut dyn Write) -> Result<Vec<PathBuf>, Error> {
     let kpack = is_kpack(&opts.artifact_dir)?;
-    let w = |e| io(Path::new("stdout"), e);
+    let w = Error::Output;
     if kpack {
         writeln!(
             out,
@@ -649,7 +622,7 @@ pub fn run(opts: &BuildOptions, out: &mut dyn Write) -> Result<Vec<PathBuf>, Err
         )
         .map_err(w)?;
     }
-    fs_err::create_dir_all(&opts.dest_dir).map_err(|e| io(&opts.dest_dir, e))?;
+    fs_err::create_dir_all(&opts.dest_dir).map_err(|e| FileError::write(&opts.dest_dir, e))?;
     let mut builder = Builder::new(opts, kpack)?;
     if kpack {
         let discovered = builder.all_target_families().clone();

@@ -1,16 +1,17 @@
 //! Device packages and their link manifests (spec §8.4–§8.5), the devel package and its
 //! tarball (§8.6–§8.7), and the profiler fix-ups (§8.8).
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use artifacts::{ArchiveWriter, Compression};
 use elf_patch::{Edit, FileType};
 use rayon::prelude::*;
 
+use crate::Error;
 use crate::catalog::{ArtifactCatalog, EntryKind};
 use crate::populate::{Package, copy_with_edit, runtime_edit};
-use crate::{Error, io};
+use file_tree::FileError;
 
 /// A JSON string literal as Python's `json.dumps` writes it (non-ASCII as `\uXXXX`).
 fn json_string(s: &str) -> String {
@@ -31,7 +32,7 @@ fn json_string(s: &str) -> String {
 
 /// The `.devel_links/<T>.json` document: `json.dumps({"version": V, "links": [...]},
 /// indent=2)`, keys in that order, no final newline (spec §8.5).
-pub fn links_manifest(version: &str, links: &[(String, String)]) -> String {
+pub(crate) fn links_manifest(version: &str, links: &[(String, String)]) -> String {
     let mut out = format!(
         "{{\n  \"version\": {},\n  \"links\": ",
         json_string(version)
@@ -64,26 +65,26 @@ fn up(relpath: &str) -> String {
 #[cfg(unix)]
 fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
     if fs_err::symlink_metadata(link).is_ok() {
-        fs_err::remove_file(link).map_err(|e| io(link, e))?;
+        fs_err::remove_file(link).map_err(|e| FileError::write(link, e))?;
     }
     if let Some(parent) = link.parent() {
-        fs_err::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
     }
-    std::os::unix::fs::symlink(target, link).map_err(|e| io(link, e))
+    Ok(std::os::unix::fs::symlink(target, link).map_err(|e| FileError::write(link, e))?)
 }
 
 #[cfg(not(unix))]
 fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
-    Err(Error::Invalid(format!(
-        "{}: symlinks to {target} need a POSIX host",
-        link.display()
-    )))
+    Err(Error::NoSymlinks {
+        link: link.to_path_buf(),
+        target: target.to_owned(),
+    })
 }
 
 /// The edit that writes an ELF's existing search path as `DT_RPATH` (spec §10.5), if it has
 /// one.
-pub fn normalize_edit(path: &Path) -> Result<Option<Edit>, Error> {
-    let data = fs_err::read(path).map_err(|e| io(path, e))?;
+pub(crate) fn normalize_edit(path: &Path) -> Result<Option<Edit>, Error> {
+    let data = fs_err::read(path).map_err(|e| FileError::read(path, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -108,17 +109,16 @@ impl Package {
     /// Stages a kpack device package (spec §8.4): every matched path is copied (symlinks
     /// dereferenced, ELF RPATHs extended), and `platform/<name>/.devel_links/<target>.json`
     /// lists where the devel package links each file.
-    pub fn populate_device(
+    pub(crate) fn populate_device(
         &mut self,
         catalog: &ArtifactCatalog,
         version: &str,
         elf_fixups: bool,
     ) -> Result<(), Error> {
         let platform = self.platform_dir()?;
-        let target = self
-            .target
-            .clone()
-            .ok_or_else(|| Error::Invalid("a device package needs a target".into()))?;
+        let target = self.target.clone().ok_or(Error::NoTarget {
+            package: self.logical.as_str(),
+        })?;
         let mut links = Vec::new();
         let mut copies = Vec::new();
         for (relpath, entry) in catalog.matches() {
@@ -128,11 +128,11 @@ impl Package {
             let dest = platform.join(relpath);
             let is_dir = entry.path.is_dir();
             if is_dir {
-                fs_err::create_dir_all(&dest).map_err(|e| io(&dest, e))?;
+                fs_err::create_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
                 continue;
             }
             let source = if entry.kind == EntryKind::Symlink {
-                fs_err::canonicalize(&entry.path).map_err(|e| io(&entry.path, e))?
+                fs_err::canonicalize(&entry.path).map_err(|e| FileError::read(&entry.path, e))?
             } else {
                 entry.path.clone()
             };
@@ -153,15 +153,17 @@ impl Package {
             .join(".devel_links")
             .join(format!("{}.json", artifacts::base_target(&target)));
         fs_err::create_dir_all(manifest.parent().expect("has a parent"))
-            .map_err(|e| io(&manifest, e))?;
-        fs_err::write(&manifest, links_manifest(version, &links)).map_err(|e| io(&manifest, e))
+            .map_err(|e| FileError::write(&manifest, e))?;
+        fs_err::write(&manifest, links_manifest(version, &links))
+            .map_err(|e| FileError::write(&manifest, e))?;
+        Ok(())
     }
 
     /// Stages the devel package (spec §8.6) from `catalog` (the devel artifact selection):
     /// paths another package ships become relative symlinks into it, SONAME aliases become
     /// links to the SONAME, the rest is copied (ELF search paths normalized to `DT_RPATH`).
     /// Then writes the tarball (§8.7) and removes the platform tree. Returns the tarball.
-    pub fn populate_devel(
+    pub(crate) fn populate_devel(
         &mut self,
         catalog: &ArtifactCatalog,
         registered: &[&Package],
@@ -181,7 +183,7 @@ impl Package {
         for (relpath, entry) in catalog.matches() {
             let dest = platform.join(relpath);
             if entry.kind == EntryKind::Dir {
-                fs_err::create_dir_all(&dest).map_err(|e| io(&dest, e))?;
+                fs_err::create_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
                 continue;
             }
             if let Some(soname) = visible.iter().find_map(|p| p.soname_aliases.get(relpath)) {
@@ -195,7 +197,8 @@ impl Package {
                     &dest,
                 )?;
             } else if entry.kind == EntryKind::Symlink {
-                let text = fs_err::read_link(&entry.path).map_err(|e| io(&entry.path, e))?;
+                let text =
+                    fs_err::read_link(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
                 make_symlink(&text.to_string_lossy(), &dest)?;
             } else {
                 copies.push((relpath.to_owned(), entry.path.clone(), dest));
@@ -222,7 +225,7 @@ impl Package {
         };
         let tarball = self.staging.join("src").join(pure).join(name);
         fs_err::create_dir_all(tarball.parent().expect("has a parent"))
-            .map_err(|e| io(&tarball, e))?;
+            .map_err(|e| FileError::write(&tarball, e))?;
         let mode = if compression {
             Compression::Xz {
                 preset: artifacts::DEFAULT_XZ_PRESET,
@@ -237,7 +240,7 @@ impl Package {
             writer.finish()?;
             Ok::<_, Error>(())
         })?;
-        fs_err::remove_dir_all(&platform).map_err(|e| io(&platform, e))?;
+        fs_err::remove_dir_all(&platform).map_err(|e| FileError::write(&platform, e))?;
         Ok(tarball)
     }
 }
@@ -251,23 +254,34 @@ fn write_tree(
     dir: &Path,
     mtime: u64,
 ) -> Result<(), Error> {
-    let entries = crate::sorted_paths(dir)?;
-    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
-    for path in files.iter().chain(&dirs) {
-        let arcname = path
-            .strip_prefix(root)
-            .expect("below the root")
-            .to_string_lossy()
-            .replace('\\', "/");
-        writer.append_normalized(&arcname, path, mtime)?;
+    let entries = file_tree::walk(dir)?;
+    let mut children: HashMap<&[String], Vec<&file_tree::Entry>> = HashMap::new();
+    for e in &entries {
+        let parent = &e.components[..e.components.len() - 1];
+        children.entry(parent).or_default().push(e);
     }
-    for sub in dirs {
-        if !fs_err::symlink_metadata(&sub)
-            .map_err(|e| io(&sub, e))?
-            .file_type()
-            .is_symlink()
-        {
-            write_tree(writer, root, &sub, mtime)?;
+    let base = dir.strip_prefix(root).expect("below the root");
+    // The walk lists the real directories in the order the reference descends into them.
+    let dirs = std::iter::once(&[][..]).chain(
+        entries
+            .iter()
+            .filter(|e| e.is_dir)
+            .map(|e| e.components.as_slice()),
+    );
+    for d in dirs {
+        let Some(members) = children.get(d) else {
+            continue;
+        };
+        let (subdirs, files): (Vec<&file_tree::Entry>, Vec<_>) =
+            members.iter().partition(|e| e.path.is_dir());
+        for e in files.iter().chain(&subdirs) {
+            let arcname = e
+                .components
+                .iter()
+                .fold(base.to_path_buf(), |p, c| p.join(c))
+                .to_string_lossy()
+                .replace('\\', "/");
+            writer.append_normalized(&arcname, &e.path, mtime)?;
         }
     }
     Ok(())
@@ -276,25 +290,16 @@ fn write_tree(
 /// The profiler fix-ups (spec §8.8) in `platform`: `libfoo.so.N` gets a `libfoo.so` alias
 /// link (the last dot-suffix dropped) unless one exists, and `bin/rocprof-compute` links to
 /// the libexec launcher when only the latter exists.
-pub fn profiler_fixups(platform: &Path) -> Result<(), Error> {
+pub(crate) fn profiler_fixups(platform: &Path) -> Result<(), Error> {
     let lib = platform.join("lib");
     if lib.is_dir() {
         let patterns = ["librocprof-sys", "libprofiler-hub"];
-        let mut names: BTreeSet<String> = BTreeSet::new();
-        for e in fs_err::read_dir(&lib).map_err(|e| io(&lib, e))? {
-            let e = e.map_err(|err| io(&lib, err))?;
-            names.insert(e.file_name().to_string_lossy().into_owned());
-        }
-        for name in &names {
+        for e in file_tree::list(&lib)? {
+            let name = e.name();
             let matches = patterns
                 .iter()
                 .any(|p| name.starts_with(p) && name[p.len()..].contains(".so."));
-            let path = lib.join(name);
-            let is_link = fs_err::symlink_metadata(&path)
-                .map_err(|e| io(&path, e))?
-                .file_type()
-                .is_symlink();
-            if !matches || is_link {
+            if !matches || e.is_symlink {
                 continue;
             }
             let Some((alias, _)) = name.rsplit_once('.') else {

@@ -111,12 +111,10 @@ impl FamilyMap {
             .collect();
         if !unknown.is_empty() {
             let known: BTreeSet<&str> = self.families.iter().map(|(k, _)| k.as_str()).collect();
-            let unknown: Vec<String> = unknown.iter().map(|u| format!("'{u}'")).collect();
-            return Err(Error::Invalid(format!(
-                "Unknown AMD GPU families: [{}]. Known families: {}",
-                unknown.join(", "),
-                known.into_iter().collect::<Vec<_>>().join(", ")
-            )));
+            return Err(Error::UnknownFamilies {
+                unknown: unknown.into_iter().cloned().collect(),
+                known: known.into_iter().map(str::to_owned).collect(),
+            });
         }
         let mut out: Vec<String> = Vec::new();
         for f in families {
@@ -133,24 +131,31 @@ impl FamilyMap {
 
 /// The default version (§1.1): `rocm-version` of `version.json` + `.dev0`.
 pub fn default_version(version_json: &str) -> Result<String, Error> {
-    let doc: serde_json::Value = serde_json::from_str(version_json)
-        .map_err(|e| Error::Invalid(format!("version.json: {e}")))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(version_json).map_err(|source| Error::Json {
+            file: "version.json".into(),
+            source,
+        })?;
     let version = doc
         .get("rocm-version")
         .and_then(serde_json::Value::as_str)
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| Error::Invalid("rocm-version must be set in version.json".to_owned()))?;
+        .ok_or(Error::NoRocmVersion)?;
     if let Some(meta) = doc.get("release-metadata") {
-        let meta = meta.as_object().ok_or_else(|| {
-            Error::Invalid("release-metadata in version.json must be an object".to_owned())
+        let meta = meta.as_object().ok_or(Error::VersionField {
+            field: "release-metadata",
+            expected: "an object",
+            got: None,
         })?;
         if let Some(date) = meta.get("base-date").and_then(serde_json::Value::as_str)
             && !date.is_empty()
             && !valid_yyyymmdd(date)
         {
-            return Err(Error::Invalid(format!(
-                "base-date in version.json must be a YYYYMMDD date, got {date:?}"
-            )));
+            return Err(Error::VersionField {
+                field: "base-date",
+                expected: "a YYYYMMDD date",
+                got: Some(date.to_owned()),
+            });
         }
     }
     Ok(format!("{version}.dev0"))

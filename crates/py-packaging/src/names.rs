@@ -36,7 +36,7 @@ pub struct PackageEntry {
 }
 
 /// `ALL_PACKAGES`, in the template's order.
-pub const ALL_PACKAGES: [PackageEntry; 6] = [
+pub(crate) const ALL_PACKAGES: [PackageEntry; 6] = [
     PackageEntry {
         logical: Logical::Meta,
         dist_template: "rocm",
@@ -82,7 +82,7 @@ pub const ALL_PACKAGES: [PackageEntry; 6] = [
 ];
 
 /// The kpack-split override of the libraries distribution name.
-pub const KPACK_LIBRARIES_DIST: &str = "rocm-sdk-libraries";
+pub(crate) const KPACK_LIBRARIES_DIST: &str = "rocm-sdk-libraries";
 
 impl Logical {
     /// The name used in `ALL_PACKAGES[...]`.
@@ -112,19 +112,19 @@ impl Logical {
             .map(|e| e.logical)
             .find(|l| l.as_str() == name)
             .ok_or_else(|| {
-                let keys: Vec<String> = ALL_PACKAGES
+                let known = ALL_PACKAGES
                     .iter()
-                    .map(|e| format!("'{}'", e.logical.as_str()))
+                    .map(|e| e.logical.as_str().to_owned())
                     .collect();
-                Error::Invalid(format!(
-                    "Logical package name {name} not found (of dict_keys([{}]))",
-                    keys.join(", ")
-                ))
+                Error::UnknownPackage {
+                    name: name.to_owned(),
+                    known,
+                }
             })
     }
 }
 
-pub use artifacts::base_target;
+pub(crate) use artifacts::base_target;
 
 /// How names are derived for one build: the nonce and whether libraries use the kpack name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -155,11 +155,8 @@ impl Naming {
         if !template.contains("{target_family}") {
             return Ok(template.to_owned());
         }
-        let target = target.ok_or_else(|| {
-            Error::Invalid(format!(
-                "Package {} is target specific, but no target specified",
-                logical.as_str()
-            ))
+        let target = target.ok_or(Error::NoTarget {
+            package: logical.as_str(),
         })?;
         Ok(template.replace("{target_family}", base_target(target)))
     }

@@ -11,15 +11,16 @@ use std::path::{Path, PathBuf};
 use elf_patch::{Edit, FileType};
 use rayon::prelude::*;
 
+use crate::Error;
 use crate::catalog::{ArtifactCatalog, EntryKind};
 use crate::names::Logical;
 use crate::stub::StubCache;
-use crate::{Error, io};
+use file_tree::FileError;
 
 /// A directory of another package a package's ELF files find libraries in: `subdir` of the
 /// platform package `platform` (e.g. `_rocm_sdk_core`, `lib/llvm/lib`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RpathDep {
+pub(crate) struct RpathDep {
     /// The dependency's platform package name.
     pub platform: String,
     /// A directory inside it.
@@ -28,7 +29,7 @@ pub struct RpathDep {
 
 /// One package instance being staged.
 #[derive(Debug, Clone)]
-pub struct Package {
+pub(crate) struct Package {
     /// Which package.
     pub logical: Logical,
     /// Its target family or GPU target, if target-specific.
@@ -53,7 +54,7 @@ enum Job {
 
 /// The RPATH entries of a file at `relpath` inside a platform package (spec §10.4): as many
 /// `..` as `relpath` has components, then the dependency's platform package and subdirectory.
-pub fn rpath_entries(relpath: &str, deps: &[RpathDep]) -> Vec<String> {
+pub(crate) fn rpath_entries(relpath: &str, deps: &[RpathDep]) -> Vec<String> {
     let up = vec![".."; relpath.split('/').filter(|c| !c.is_empty()).count()].join("/");
     deps.iter()
         .map(|d| format!("$ORIGIN/{up}/{}/{}", d.platform, d.subdir))
@@ -62,7 +63,7 @@ pub fn rpath_entries(relpath: &str, deps: &[RpathDep]) -> Vec<String> {
 
 /// The edit of a runtime ELF: the dependency entries appended to its search path, written as
 /// `DT_RPATH` (the reference's `--add-rpath` calls then `--set-rpath --force-rpath`).
-pub fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
+pub(crate) fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
     Edit {
         add_rpath: rpath_entries(relpath, deps),
         force_rpath: true,
@@ -73,9 +74,9 @@ pub fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
 /// Copies `source` to `dest` (mode kept plus owner-write, mtime kept); an executable or shared
 /// object gets `edit` applied on the way, when it has a dynamic section (a static program has
 /// no search path to extend).
-pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result<(), Error> {
-    let meta = fs_err::metadata(source).map_err(|e| io(source, e))?;
-    let mut data = fs_err::read(source).map_err(|e| io(source, e))?;
+pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result<(), Error> {
+    let meta = fs_err::metadata(source).map_err(|e| FileError::read(source, e))?;
+    let mut data = fs_err::read(source).map_err(|e| FileError::read(source, e))?;
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -91,15 +92,15 @@ pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result
             Ok(Some(patched)) => data = patched,
             Ok(None) => {}
             Err(e) => {
-                return Err(Error::Invalid(format!(
-                    "{}: cannot extend the RPATH: {e}",
-                    source.display()
-                )));
+                return Err(Error::Rpath {
+                    file: source.to_path_buf(),
+                    source: e,
+                });
             }
         }
     }
     if let Some(parent) = dest.parent() {
-        fs_err::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
     }
     #[cfg(unix)]
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) | 0o200;
@@ -110,8 +111,10 @@ pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result
         let file = fs_err::File::options()
             .write(true)
             .open(dest)
-            .map_err(|e| io(dest, e))?;
-        file.file().set_modified(mtime).map_err(|e| io(dest, e))?;
+            .map_err(|e| FileError::write(dest, e))?;
+        file.file()
+            .set_modified(mtime)
+            .map_err(|e| FileError::write(dest, e))?;
     }
     Ok(())
 }
@@ -120,12 +123,12 @@ pub fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result
 fn soname_of(path: &Path) -> Result<Option<String>, Error> {
     elf_patch::file_soname(path)
         .map(|s| s.filter(|s| !s.is_empty()))
-        .map_err(|e| io(path, e))
+        .map_err(|e| FileError::read(path, e).into())
 }
 
 impl Package {
     /// A package staged under `staging` with platform package `platform_name`.
-    pub fn new(
+    pub(crate) fn new(
         logical: Logical,
         target: Option<String>,
         staging: PathBuf,
@@ -144,19 +147,19 @@ impl Package {
     }
 
     /// `<staging>/platform/<platform_name>`, created with an empty `__init__.py`.
-    pub fn platform_dir(&self) -> Result<PathBuf, Error> {
+    pub(crate) fn platform_dir(&self) -> Result<PathBuf, Error> {
         let dir = self.staging.join("platform").join(&self.platform_name);
-        fs_err::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
         let init = dir.join("__init__.py");
         if !init.exists() {
-            fs_err::write(&init, "").map_err(|e| io(&init, e))?;
+            fs_err::write(&init, "").map_err(|e| FileError::write(&init, e))?;
         }
         Ok(dir)
     }
 
     /// Stages the runtime files of `catalog` (spec §8.1). Paths this package already has are
     /// skipped. Returns the number of files written.
-    pub fn populate_runtime(
+    pub(crate) fn populate_runtime(
         &mut self,
         catalog: &ArtifactCatalog,
         stubs: &StubCache,
@@ -173,7 +176,7 @@ impl Package {
             match entry.kind {
                 EntryKind::Dir => {
                     let dir = platform.join(relpath);
-                    fs_err::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+                    fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
                 }
                 EntryKind::Symlink => {
                     let Ok(resolved) = fs_err::canonicalize(&entry.path) else {
@@ -182,7 +185,8 @@ impl Package {
                     if resolved.is_dir() {
                         continue; // a link to a directory: dropped
                     }
-                    let kind = elf_patch::file_type(&resolved).map_err(|e| io(&resolved, e))?;
+                    let kind = elf_patch::file_type(&resolved)
+                        .map_err(|e| FileError::read(&resolved, e))?;
                     if kind == FileType::So
                         && let Some(soname) = soname_of(&resolved)?
                         && soname != basename
@@ -191,8 +195,8 @@ impl Package {
                         continue;
                     }
                     if kind == FileType::Exe {
-                        let text =
-                            fs_err::read_link(&entry.path).map_err(|e| io(&entry.path, e))?;
+                        let text = fs_err::read_link(&entry.path)
+                            .map_err(|e| FileError::read(&entry.path, e))?;
                         jobs.push(Job::Stub {
                             relpath: relpath.to_owned(),
                             link_text: text.to_string_lossy().into_owned(),
@@ -205,7 +209,8 @@ impl Package {
                     }
                 }
                 EntryKind::File => {
-                    let kind = elf_patch::file_type(&entry.path).map_err(|e| io(&entry.path, e))?;
+                    let kind = elf_patch::file_type(&entry.path)
+                        .map_err(|e| FileError::read(&entry.path, e))?;
                     if kind == FileType::So
                         && let Some(soname) = soname_of(&entry.path)?
                         && soname != basename

@@ -23,7 +23,7 @@ fn printable(c: char) -> bool {
 }
 
 /// `repr(s)` as `CPython` writes it.
-pub fn repr(s: &str) -> String {
+pub(crate) fn repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -52,7 +52,7 @@ pub fn repr(s: &str) -> String {
 }
 
 /// `repr(value)` for an optional string (`None`).
-pub fn repr_opt(value: Option<&str>) -> String {
+pub(crate) fn repr_opt(value: Option<&str>) -> String {
     value.map_or_else(|| "None".to_owned(), repr)
 }
 

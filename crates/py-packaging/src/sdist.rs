@@ -7,12 +7,14 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::{Error, io};
+use file_tree::FileError;
+
+use crate::Error;
 
 const HOOK: &str = "import sys\nfrom setuptools import build_meta\nname = build_meta.build_sdist(sys.argv[1])\nprint('ROCK_CI_SDIST:' + name)\n";
 
 /// Whether a member's line endings are normalized (§13.2, §15.14).
-pub fn is_text_member(name: &str) -> bool {
+pub(crate) fn is_text_member(name: &str) -> bool {
     let base = name.rsplit('/').next().unwrap_or(name);
     if base == "PKG-INFO" {
         return true;
@@ -28,14 +30,14 @@ pub fn is_text_member(name: &str) -> bool {
 
 /// Builds the sdist of the package staged in `staging` into `dist` with `python`, then
 /// normalizes it. Returns its path.
-pub fn build_sdist(
+pub(crate) fn build_sdist(
     staging: &Path,
     dist: &Path,
     python: &str,
     mtime: u64,
 ) -> Result<PathBuf, Error> {
-    fs_err::create_dir_all(dist).map_err(|e| io(dist, e))?;
-    let dist = fs_err::canonicalize(dist).map_err(|e| io(dist, e))?;
+    fs_err::create_dir_all(dist).map_err(|e| FileError::write(dist, e))?;
+    let dist = fs_err::canonicalize(dist).map_err(|e| FileError::read(dist, e))?;
     let stdout = crate::run_python(python, HOOK, &dist, staging, &[], "building the sdist")?;
     let name = stdout
         .lines()
@@ -43,13 +45,10 @@ pub fn build_sdist(
         .find_map(|l| l.strip_prefix("ROCK_CI_SDIST:"))
         .map(str::trim)
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| Error::Invalid(format!("No rocm sdist produced in {}", dist.display())))?;
+        .ok_or_else(|| Error::NoSdist { dist: dist.clone() })?;
     let path = dist.join(name);
     if !path.is_file() {
-        return Err(Error::Invalid(format!(
-            "No rocm sdist produced in {}",
-            dist.display()
-        )));
+        return Err(Error::NoSdist { dist });
     }
     normalize(&path, mtime)?;
     Ok(path)
@@ -57,30 +56,35 @@ pub fn build_sdist(
 
 /// Rewrites the `.tar.gz` at `path`: CRLF → LF in text members, normalized headers; member
 /// order kept; replaced atomically.
-pub fn normalize(path: &Path, mtime: u64) -> Result<(), Error> {
-    let file = fs_err::File::open(path).map_err(|e| io(path, e))?;
+pub(crate) fn normalize(path: &Path, mtime: u64) -> Result<(), Error> {
+    let file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = tempfile::Builder::new()
         .prefix(".sdist.")
         .tempfile_in(dir)
-        .map_err(|e| io(dir, e))?;
+        .map_err(|e| FileError::write(dir, e))?;
     let gz = flate2::GzBuilder::new().mtime(0).write(
-        std::io::BufWriter::new(temp.as_file().try_clone().map_err(|e| io(path, e))?),
+        std::io::BufWriter::new(
+            temp.as_file()
+                .try_clone()
+                .map_err(|e| FileError::write(path, e))?,
+        ),
         flate2::Compression::default(),
     );
     let mut builder = tar::Builder::new(gz);
-    for entry in archive.entries().map_err(|e| io(path, e))? {
-        let mut entry = entry.map_err(|e| io(path, e))?;
+    for entry in archive.entries().map_err(|e| FileError::read(path, e))? {
+        let mut entry = entry.map_err(|e| FileError::read(path, e))?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let mut header = entry.header().clone();
         let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| {
-            Error::Invalid(format!(
-                "Could not extract regular file {name} from {}: {e}",
-                path.display()
-            ))
-        })?;
+        entry
+            .read_to_end(&mut data)
+            .map_err(|source| Error::SdistMember {
+                member: name.clone(),
+                sdist: path.to_path_buf(),
+                source,
+            })?;
         if header.entry_type().is_file() && is_text_member(&name) {
             let mut fixed = Vec::with_capacity(data.len());
             let mut i = 0;
@@ -102,29 +106,31 @@ pub fn normalize(path: &Path, mtime: u64) -> Result<(), Error> {
         let _ = header.set_groupname("");
         builder
             .append_data(&mut header, &name, data.as_slice())
-            .map_err(|e| io(path, e))?;
+            .map_err(|e| FileError::write(path, e))?;
     }
-    let gz = builder.into_inner().map_err(|e| io(path, e))?;
-    let mut inner = gz.finish().map_err(|e| io(path, e))?;
-    inner.flush().map_err(|e| io(path, e))?;
+    let gz = builder
+        .into_inner()
+        .map_err(|e| FileError::write(path, e))?;
+    let mut inner = gz.finish().map_err(|e| FileError::write(path, e))?;
+    inner.flush().map_err(|e| FileError::write(path, e))?;
     drop(inner);
     if fs_err::metadata(temp.path())
-        .map_err(|e| io(path, e))?
+        .map_err(|e| FileError::write(path, e))?
         .len()
         == 0
     {
-        return Err(Error::Invalid(format!(
-            "Normalized sdist missing or empty: {}",
-            path.display()
-        )));
+        return Err(Error::EmptySdist {
+            sdist: path.to_path_buf(),
+        });
     }
     #[cfg(unix)]
     fs_err::set_permissions(
         temp.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o644),
     )
-    .map_err(|e| io(path, e))?;
-    temp.persist(path).map_err(|e| io(path, e.error))?;
+    .map_err(|e| FileError::write(path, e))?;
+    temp.persist(path)
+        .map_err(|e| FileError::write(path, e.error))?;
     Ok(())
 }
 

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use file_tree::FileError;
 
 use crate::Error;
 
@@ -15,60 +17,62 @@ const SLOT: usize = 4096;
 
 /// A compiled stub and where its target slot is.
 #[derive(Debug, Clone)]
-pub struct ExeStub {
+pub(crate) struct ExeStub {
     image: Vec<u8>,
     slot: usize,
 }
 
 impl ExeStub {
     /// Compiles the stub with `cc` in `work_dir`.
-    pub fn build(cc: &str, work_dir: &Path) -> Result<Self, Error> {
-        fs_err::create_dir_all(work_dir).map_err(|e| crate::io(work_dir, e))?;
+    pub(crate) fn build(cc: &str, work_dir: &Path) -> Result<Self, Error> {
+        fs_err::create_dir_all(work_dir).map_err(|e| FileError::write(work_dir, e))?;
         let src = work_dir.join("rock_ci_exe_stub.c");
         let out = work_dir.join("rock_ci_exe_stub");
-        fs_err::write(&src, SOURCE).map_err(|e| crate::io(&src, e))?;
+        fs_err::write(&src, SOURCE).map_err(|e| FileError::write(&src, e))?;
         let result = Command::new(cc)
             .args(["-O2", "-fPIE", "-pie", "-o"])
             .arg(&out)
             .arg(&src)
             .output()
-            .map_err(|e| Error::Invalid(format!("cannot run the C compiler `{cc}`: {e}")))?;
+            .map_err(|source| Error::Spawn {
+                program: cc.to_owned(),
+                source,
+            })?;
         if !result.status.success() {
-            return Err(Error::Invalid(format!(
-                "`{cc}` failed to build the exe link stub: {}",
-                String::from_utf8_lossy(&result.stderr).trim()
-            )));
+            return Err(Error::StubCompiler {
+                compiler: cc.to_owned(),
+                stderr: String::from_utf8_lossy(&result.stderr).trim().to_owned(),
+            });
         }
-        let image = fs_err::read(&out).map_err(|e| crate::io(&out, e))?;
+        let image = fs_err::read(&out).map_err(|e| FileError::read(&out, e))?;
         let slot = image
             .windows(MARKER.len())
             .position(|w| w == MARKER)
-            .ok_or_else(|| Error::Invalid("the compiled exe stub has no target slot".into()))?;
+            .ok_or(Error::StubSlot { problem: "missing" })?;
         if slot + SLOT > image.len() {
-            return Err(Error::Invalid(
-                "the exe stub's target slot is truncated".into(),
-            ));
+            return Err(Error::StubSlot {
+                problem: "truncated",
+            });
         }
         Ok(ExeStub { image, slot })
     }
 
     /// Writes a stub running `link_text` (relative to the stub's directory, or absolute) to
     /// `dest`, executable.
-    pub fn write(&self, dest: &Path, link_text: &str) -> Result<(), Error> {
+    pub(crate) fn write(&self, dest: &Path, link_text: &str) -> Result<(), Error> {
         let bytes = link_text.as_bytes();
         if bytes.len() >= SLOT || bytes.contains(&0) {
-            return Err(Error::Invalid(format!(
-                "{}: link target too long for an exe stub ({} bytes)",
-                dest.display(),
-                bytes.len()
-            )));
+            return Err(Error::StubTargetTooLong {
+                link: dest.to_path_buf(),
+                len: bytes.len(),
+            });
         }
         let mut image = self.image.clone();
         let slot = &mut image[self.slot..self.slot + SLOT];
         slot.fill(0);
         slot[..bytes.len()].copy_from_slice(bytes);
         if let Some(parent) = dest.parent() {
-            fs_err::create_dir_all(parent).map_err(|e| crate::io(parent, e))?;
+            fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
         }
         crate::write_file(dest, &image, 0o755)
     }
@@ -76,15 +80,15 @@ impl ExeStub {
 
 /// Builds the stub on first use, once.
 #[derive(Debug)]
-pub struct StubCache {
+pub(crate) struct StubCache {
     cc: String,
     work_dir: PathBuf,
-    stub: OnceLock<Result<ExeStub, String>>,
+    stub: OnceLock<Result<ExeStub, Arc<Error>>>,
 }
 
 impl StubCache {
     /// A cache compiling with `cc` (`$CC` or `cc` when `None`) in `work_dir`.
-    pub fn new(cc: Option<String>, work_dir: PathBuf) -> Self {
+    pub(crate) fn new(cc: Option<String>, work_dir: PathBuf) -> Self {
         StubCache {
             cc: cc.unwrap_or_else(|| "cc".to_owned()),
             work_dir,
@@ -93,10 +97,10 @@ impl StubCache {
     }
 
     /// The stub, compiled on the first call.
-    pub fn get(&self) -> Result<&ExeStub, Error> {
+    pub(crate) fn get(&self) -> Result<&ExeStub, Error> {
         self.stub
-            .get_or_init(|| ExeStub::build(&self.cc, &self.work_dir).map_err(|e| e.to_string()))
+            .get_or_init(|| ExeStub::build(&self.cc, &self.work_dir).map_err(Arc::new))
             .as_ref()
-            .map_err(|e| Error::Invalid(e.clone()))
+            .map_err(|e| Error::Stub(Arc::clone(e)))
     }
 }

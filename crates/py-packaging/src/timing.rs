@@ -52,7 +52,7 @@ impl Stage {
 }
 
 /// Runs `f`, adding its duration to `stage`.
-pub fn timed<T>(stage: Stage, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(stage: Stage, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
     let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);

@@ -14,7 +14,8 @@ use sha2::{Digest as _, Sha256};
 /// Input bytes compressed in parallel before they are appended to the wheel.
 const BATCH: u64 = 256 << 20;
 
-use crate::{Error, io};
+use crate::Error;
+use file_tree::FileError;
 
 /// Evaluates `setup.py` with `setuptools.setup` replaced by a recorder (and a minimal
 /// `setuptools` when none is installed); prints the arguments and the host platform as JSON.
@@ -51,7 +52,7 @@ json.dump({"setup": captured, "platform": sysconfig.get_platform()}, sys.stdout,
 
 /// What a template's `setup()` call declares.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SetupDecl {
+pub(crate) struct SetupDecl {
     /// `name`.
     pub name: String,
     /// `version`.
@@ -101,19 +102,18 @@ fn pairs(v: Option<&serde_json::Value>) -> Vec<(String, Vec<String>)> {
 
 /// Runs the template's `setup.py` in `staging` once with `python` and returns its
 /// declaration. `env` is added to Python's environment.
-pub fn read_setup(
+pub(crate) fn read_setup(
     staging: &Path,
     python: &str,
     env: &[(String, String)],
 ) -> Result<SetupDecl, Error> {
     let stdout = crate::run_python(python, CAPTURE, staging, staging, env, "setup.py")?;
     // serde_json keeps maps sorted; order of extras and entry points is restored below.
-    let doc: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| {
-        Error::Invalid(format!(
-            "{}: unreadable setup() arguments: {e}",
-            staging.display()
-        ))
-    })?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout).map_err(|source| Error::SetupArguments {
+            package: staging.to_path_buf(),
+            source,
+        })?;
     let s = &doc["setup"];
     let text = |k: &str| {
         s.get(k)
@@ -137,10 +137,13 @@ pub fn read_setup(
         .unwrap_or("any")
         .to_owned();
     Ok(SetupDecl {
-        name: text("name")
-            .ok_or_else(|| Error::Invalid(format!("{}: setup() has no name", staging.display())))?,
-        version: text("version").ok_or_else(|| {
-            Error::Invalid(format!("{}: setup() has no version", staging.display()))
+        name: text("name").ok_or_else(|| Error::SetupField {
+            package: staging.to_path_buf(),
+            field: "name",
+        })?,
+        version: text("version").ok_or_else(|| Error::SetupField {
+            package: staging.to_path_buf(),
+            field: "version",
         })?,
         description: text("description"),
         python_requires: text("python_requires"),
@@ -159,12 +162,12 @@ pub fn read_setup(
 }
 
 /// The wheel tag's platform: lower case, `-` and `.` → `_`.
-pub fn platform_tag(plat_name: &str) -> String {
+pub(crate) fn platform_tag(plat_name: &str) -> String {
     plat_name.to_lowercase().replace(['-', '.'], "_")
 }
 
 /// The distribution name as wheel file names spell it: runs of `-_.` → `_`, lower case.
-pub fn escaped_name(name: &str) -> String {
+pub(crate) fn escaped_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {
@@ -197,7 +200,7 @@ impl SetupDecl {
     }
 
     /// Archive name → file, for everything the wheel ships (spec §13.3), sorted.
-    pub fn files(&self, staging: &Path) -> Result<BTreeMap<String, PathBuf>, Error> {
+    pub(crate) fn files(&self, staging: &Path) -> Result<BTreeMap<String, PathBuf>, Error> {
         let package_dirs: BTreeSet<PathBuf> = self
             .packages
             .iter()
@@ -208,13 +211,12 @@ impl SetupDecl {
             let dir = staging.join(self.package_path(pkg));
             let arc = pkg.replace('.', "/");
             if !dir.is_dir() {
-                return Err(Error::Invalid(format!(
-                    "package {pkg}: directory {} does not exist",
-                    dir.display()
-                )));
+                return Err(Error::MissingPackageDir {
+                    package: pkg.clone(),
+                    dir,
+                });
             }
             collect(
-                &dir,
                 &dir,
                 &arc,
                 self.include_package_data,
@@ -233,36 +235,31 @@ impl SetupDecl {
 }
 
 /// Adds the modules of `dir` (and, with `data`, every other file below it that no other
-/// package owns) under `arc`.
+/// package owns, symlinks followed) under `arc`.
 fn collect(
-    root: &Path,
     dir: &Path,
     arc: &str,
     data: bool,
     package_dirs: &BTreeSet<PathBuf>,
     files: &mut BTreeMap<String, PathBuf>,
 ) -> Result<(), Error> {
-    let entries = crate::sorted_paths(dir)?;
-    for path in entries {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let ext = Path::new(&name).extension().and_then(|e| e.to_str());
-        if name == "__pycache__" || matches!(ext, Some("pyc" | "egg-info")) {
-            continue;
-        }
-        let rel = path
-            .strip_prefix(root)
-            .expect("below the package")
-            .to_string_lossy()
-            .replace('\\', "/");
-        if path.is_dir() {
-            if data && !package_dirs.contains(&path) {
-                collect(root, &path, arc, data, package_dirs, files)?;
-            }
-        } else if path.is_file() && (data || (dir == root && ext == Some("py"))) {
-            files.insert(format!("{arc}/{rel}"), path);
+    let ext = |e: &file_tree::Entry| {
+        Path::new(e.name())
+            .extension()
+            .and_then(|x| x.to_str())
+            .map(str::to_owned)
+    };
+    let entries = file_tree::Walk::new(dir)
+        .follow_links(true)
+        .max_depth(if data { usize::MAX } else { 1 })
+        .entries_where(|e| {
+            let skipped =
+                e.name() == "__pycache__" || matches!(ext(e).as_deref(), Some("pyc" | "egg-info"));
+            !skipped && (!e.is_dir || (data && !package_dirs.contains(&e.path)))
+        })?;
+    for e in entries {
+        if e.is_file && (data || (e.depth() == 1 && ext(&e).as_deref() == Some("py"))) {
+            files.insert(format!("{arc}/{}", e.relative()), e.path);
         }
     }
     Ok(())
@@ -379,11 +376,11 @@ fn prepare(
     path: &Path,
     options: zip::write::SimpleFileOptions,
 ) -> Result<Prepared, Error> {
-    let data = fs_err::read(path).map_err(|e| io(path, e))?;
+    let data = fs_err::read(path).map_err(|e| FileError::read(path, e))?;
     #[cfg(unix)]
     let executable = std::os::unix::fs::PermissionsExt::mode(
         &fs_err::metadata(path)
-            .map_err(|e| io(path, e))?
+            .map_err(|e| FileError::read(path, e))?
             .permissions(),
     ) & 0o111
         != 0;
@@ -392,10 +389,14 @@ fn prepare(
     let options = options
         .unix_permissions(if executable { 0o755 } else { 0o644 })
         .large_file(data.len() as u64 >= u64::from(u32::MAX));
-    let zip_err = |e: zip::result::ZipError| Error::Invalid(format!("{}: {e}", path.display()));
+    let zip_err = |source| Error::Zip {
+        wheel: path.to_path_buf(),
+        source,
+    };
     let mut one = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     one.start_file(arc, options).map_err(zip_err)?;
-    one.write_all(&data).map_err(|e| io(path, e))?;
+    one.write_all(&data)
+        .map_err(|e| FileError::write(path, e))?;
     let zip = one.finish().map_err(zip_err)?.into_inner();
     Ok(Prepared {
         zip,
@@ -412,8 +413,11 @@ struct WheelZip<W: std::io::Write + std::io::Seek> {
 }
 
 impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
-    fn error(&self, e: &zip::result::ZipError) -> Error {
-        Error::Invalid(format!("{}: {e}", self.dest.display()))
+    fn error(&self, source: zip::result::ZipError) -> Error {
+        Error::Zip {
+            wheel: self.dest.clone(),
+            source,
+        }
     }
 
     fn add(&mut self, arc: &str, data: &[u8], mode: u32) -> Result<(), Error> {
@@ -423,8 +427,10 @@ impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
             .large_file(data.len() as u64 >= u64::from(u32::MAX));
         self.zip
             .start_file(arc, options)
-            .map_err(|e| self.error(&e))?;
-        self.zip.write_all(data).map_err(|e| io(&self.dest, e))?;
+            .map_err(|e| self.error(e))?;
+        self.zip
+            .write_all(data)
+            .map_err(|e| FileError::write(&self.dest, e))?;
         self.record.push_str(&record_row(arc, data));
         Ok(())
     }
@@ -432,13 +438,10 @@ impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
     /// Appends an entry compressed by [`prepare`], as it is.
     fn add_prepared(&mut self, prepared: Prepared) -> Result<(), Error> {
         let mut one =
-            zip::ZipArchive::new(std::io::Cursor::new(prepared.zip)).map_err(|e| self.error(&e))?;
-        let file = one
-            .by_index_raw(0)
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        self.zip
-            .raw_copy_file(file)
-            .map_err(|e| Error::Invalid(format!("{}: {e}", self.dest.display())))?;
+            zip::ZipArchive::new(std::io::Cursor::new(prepared.zip)).map_err(|e| self.error(e))?;
+        let file = one.by_index_raw(0).map_err(|e| self.error(e))?;
+        let copied = self.zip.raw_copy_file(file);
+        copied.map_err(|e| self.error(e))?;
         self.record.push_str(&prepared.row);
         Ok(())
     }
@@ -449,14 +452,14 @@ impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
         let options = self.options.unix_permissions(0o644);
         self.zip
             .start_file(record_name, options)
-            .map_err(|e| self.error(&e))?;
+            .map_err(|e| self.error(e))?;
         self.zip
             .write_all(self.record.as_bytes())
-            .map_err(|e| io(&self.dest, e))?;
-        let dest = self.dest.clone();
+            .map_err(|e| FileError::write(&self.dest, e))?;
+        let wheel = self.dest.clone();
         self.zip
             .finish()
-            .map_err(|e| Error::Invalid(format!("{}: {e}", dest.display())))
+            .map_err(|source| Error::Zip { wheel, source })
     }
 }
 
@@ -465,7 +468,7 @@ impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
 /// The platform tag is the template's `plat_name` (which honours
 /// `ROCM_SDK_WHEEL_PLATFORM_TAG`). Returns the wheel's path; it is written under a temporary
 /// name and renamed when complete.
-pub fn write_wheel(
+pub(crate) fn write_wheel(
     staging: &Path,
     decl: &SetupDecl,
     dist_dir: &Path,
@@ -479,12 +482,12 @@ pub fn write_wheel(
     let dist_info = format!("{name}-{version}.dist-info");
     let files = decl.files(staging)?;
 
-    fs_err::create_dir_all(dist_dir).map_err(|e| io(dist_dir, e))?;
+    fs_err::create_dir_all(dist_dir).map_err(|e| FileError::write(dist_dir, e))?;
     let dest = dist_dir.join(&wheel_name);
     let temp = tempfile::Builder::new()
         .prefix(&format!(".{wheel_name}."))
         .tempfile_in(dist_dir)
-        .map_err(|e| io(dist_dir, e))?;
+        .map_err(|e| FileError::write(dist_dir, e))?;
     let method = if stored {
         zip::CompressionMethod::Stored
     } else {
@@ -492,7 +495,9 @@ pub fn write_wheel(
     };
     let mut zip = WheelZip {
         zip: zip::ZipWriter::new(std::io::BufWriter::new(
-            temp.as_file().try_clone().map_err(|e| io(&dest, e))?,
+            temp.as_file()
+                .try_clone()
+                .map_err(|e| FileError::write(&dest, e))?,
         )),
         record: String::new(),
         options: zip::write::SimpleFileOptions::default()
@@ -505,7 +510,9 @@ pub fn write_wheel(
     let entries: Vec<(&String, &PathBuf, u64)> = files
         .iter()
         .map(|(arc, path)| {
-            let len = fs_err::metadata(path).map_err(|e| io(path, e))?.len();
+            let len = fs_err::metadata(path)
+                .map_err(|e| FileError::read(path, e))?
+                .len();
             Ok((arc, path, len))
         })
         .collect::<Result<_, Error>>()?;
@@ -553,14 +560,15 @@ pub fn write_wheel(
     }
     zip.add(&format!("{dist_info}/top_level.txt"), top.as_bytes(), 0o644)?;
     let mut out = zip.finish(&format!("{dist_info}/RECORD"))?;
-    out.flush().map_err(|e| io(&dest, e))?;
+    out.flush().map_err(|e| FileError::write(&dest, e))?;
     drop(out);
     #[cfg(unix)]
     fs_err::set_permissions(
         temp.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o644),
     )
-    .map_err(|e| io(&dest, e))?;
-    temp.persist(&dest).map_err(|e| io(&dest, e.error))?;
+    .map_err(|e| FileError::write(&dest, e))?;
+    temp.persist(&dest)
+        .map_err(|e| FileError::write(&dest, e.error))?;
     Ok(dest)
 }
