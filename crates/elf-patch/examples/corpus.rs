@@ -30,46 +30,10 @@ enum Outcome {
     Mismatch(String),
 }
 
-/// The file's kind, dynamic facts and bytes, or why it is skipped.
-fn eligible(file: &Path) -> Result<(FileType, elf_patch::DynamicInfo, Vec<u8>), Outcome> {
-    let kind = match elf_patch::file_type(file) {
-        Ok(k @ (FileType::So | FileType::Exe)) => k,
-        Ok(_) => return Err(Outcome::Skip("not an executable or shared object".into())),
-        Err(e) => return Err(Outcome::Skip(format!("unreadable: {e}"))),
-    };
-    let info = match elf_patch::read_file(file) {
-        Ok(i) => i,
-        Err(e) => return Err(Outcome::Skip(format!("unreadable ELF: {e}"))),
-    };
-    let Ok(data) = fs_err::read(file) else {
-        return Err(Outcome::Skip("unreadable".into()));
-    };
-    match elf_patch::Elf::parse(&data) {
-        Ok(e) if !e.is_dynamic() => {
-            return Err(Outcome::Skip(
-                "statically linked (no dynamic section)".into(),
-            ));
-        }
-        Ok(e) if !e.has_string_table() => {
-            return Err(Outcome::Skip(
-                "dynamic section without contents (a separate debug-info file)".into(),
-            ));
-        }
-        Ok(_) => {}
-        Err(e) => return Err(Outcome::Skip(format!("unreadable ELF: {e}"))),
-    }
-    Ok((kind, info, data))
-}
-
 /// Checks one file: the outcome, and for an executable how it was checked.
 fn check(file: &Path, work: &Path, loader: &Path) -> (Outcome, Option<Method>) {
-    let (kind, info, data) = match eligible(file) {
+    let (kind, info, method, flags) = match support::eligible(file) {
         Ok(v) => v,
-        Err(skip) => return (skip, None),
-    };
-    let (method, flags) = match support::method_of(file, kind, info.interpreter.as_deref(), &data) {
-        Ok(Some((method, flags))) => (Some(method), flags),
-        Ok(None) => (None, Vec::new()),
         Err(why) => return (Outcome::Skip(why), None),
     };
     (
@@ -88,14 +52,7 @@ fn check_copies(
     info: &elf_patch::DynamicInfo,
     flags: &[&'static str],
 ) -> Outcome {
-    let name = file.file_name().expect("a file").to_owned();
-    let (orig_dir, new_dir) = (work.join("orig"), work.join("patched"));
-    let (orig, new) = (orig_dir.join(&name), new_dir.join(&name));
-    for d in [&orig_dir, &new_dir] {
-        fs_err::create_dir_all(d).expect("work dir");
-    }
-    fs_err::copy(file, &orig).expect("copy");
-    fs_err::copy(file, &new).expect("copy");
+    let (orig, new) = support::copies(file, work);
     let existing = info.search_path().map(str::to_owned);
     let edit = Edit {
         add_rpath: vec![PADDING.into()],

@@ -325,9 +325,62 @@ pub(crate) fn build_loader(work: &Path) -> PathBuf {
     loader
 }
 
+/// A file to check: its kind, dynamic facts, and for an executable how it is checked and the
+/// flags it is run with.
+pub(crate) type Eligible = (
+    FileType,
+    elf_patch::DynamicInfo,
+    Option<Method>,
+    Vec<&'static str>,
+);
+
+/// The file's kind, dynamic facts and how it is checked, or why it is skipped.
+pub(crate) fn eligible(file: &Path) -> Result<Eligible, String> {
+    let kind = match elf_patch::file_type(file) {
+        Ok(k @ (FileType::So | FileType::Exe)) => k,
+        Ok(_) => return Err("not an executable or shared object".into()),
+        Err(e) => return Err(format!("unreadable: {e}")),
+    };
+    let info = match elf_patch::read_file(file) {
+        Ok(i) => i,
+        Err(e) => return Err(format!("unreadable ELF: {e}")),
+    };
+    let Ok(data) = fs_err::read(file) else {
+        return Err("unreadable".into());
+    };
+    match elf_patch::Elf::parse(&data) {
+        Ok(e) if !e.is_dynamic() => {
+            return Err("statically linked (no dynamic section)".into());
+        }
+        Ok(e) if !e.has_string_table() => {
+            return Err("dynamic section without contents (a separate debug-info file)".into());
+        }
+        Ok(_) => {}
+        Err(e) => return Err(format!("unreadable ELF: {e}")),
+    }
+    let (method, flags) = match method_of(file, kind, info.interpreter.as_deref(), &data)? {
+        Some((method, flags)) => (Some(method), flags),
+        None => (None, Vec::new()),
+    };
+    Ok((kind, info, method, flags))
+}
+
+/// Two copies of `file` in `work`: (unpatched, to patch), in directories of their own.
+pub(crate) fn copies(file: &Path, work: &Path) -> (PathBuf, PathBuf) {
+    let name = file.file_name().expect("a file");
+    let (orig_dir, new_dir) = (work.join("orig"), work.join("patched"));
+    let (orig, new) = (orig_dir.join(name), new_dir.join(name));
+    for d in [&orig_dir, &new_dir] {
+        fs_err::create_dir_all(d).expect("work dir");
+    }
+    fs_err::copy(file, &orig).expect("copy");
+    fs_err::copy(file, &new).expect("copy");
+    (orig, new)
+}
+
 /// How an executable is checked: `Ok(None)` for a shared object, else the method and the
 /// flags to run it with (none for the loader trace), or why it cannot be checked.
-pub(crate) fn method_of(
+fn method_of(
     file: &Path,
     kind: FileType,
     interpreter: Option<&str>,
