@@ -12,7 +12,11 @@
 //!
 //!     cargo run --release -p elf-patch --example corpus [DIR...]
 
-#![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
+#![allow(
+    clippy::print_stdout,
+    missing_docs,
+    reason = "a check that reports on the terminal"
+)]
 
 mod support;
 

@@ -48,7 +48,10 @@ impl FileType {
 }
 
 /// The extension short-cuts (rules 3–6), or `None`. Case-sensitive, as in the reference.
-#[allow(clippy::case_sensitive_file_extension_comparisons)]
+#[allow(
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "the reference compares extensions case-sensitively"
+)]
 fn by_name(name: &str) -> Option<FileType> {
     let ends = |exts: &[&str]| exts.iter().any(|e| name.ends_with(e));
     if ends(&[".txt", ".h", ".hpp"]) {
