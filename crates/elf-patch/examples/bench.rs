@@ -4,7 +4,12 @@
 //!
 //!     cargo run --release -p elf-patch --example bench -- PATCHELF [COPIES] [ROUNDS] [LIBRARY]
 
-#![allow(clippy::print_stdout, clippy::cast_precision_loss, missing_docs)]
+#![allow(
+    clippy::print_stdout,
+    clippy::cast_precision_loss,
+    missing_docs,
+    reason = "a measurement printed to the terminal; times as floating point"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,10 +5,9 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::parse::{
-    Class, Codec, DF_1_PIE, DT_FLAGS_1, DT_NULL, DT_SONAME, DT_STRSZ, DT_STRTAB, ET_DYN, ET_EXEC,
-    Endian, PT_DYNAMIC, PT_LOAD, Phdr,
-};
+use object::elf;
+
+use crate::parse::{Class, Codec, Endian, Phdr};
 
 /// What a file is, for the packaging rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,7 +48,10 @@ impl FileType {
 }
 
 /// The extension short-cuts (rules 3–6), or `None`. Case-sensitive, as in the reference.
-#[allow(clippy::case_sensitive_file_extension_comparisons)]
+#[allow(
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "the reference compares extensions case-sensitively"
+)]
 fn by_name(name: &str) -> Option<FileType> {
     let ends = |exts: &[&str]| exts.iter().any(|e| name.ends_with(e));
     if ends(&[".txt", ".h", ".hpp"]) {
@@ -105,9 +107,9 @@ fn by_content(src: &mut dyn Source) -> FileType {
         return FileType::Other;
     };
     match c.u16(&head, 16) {
-        Ok(ET_EXEC) => FileType::Exe,
-        Ok(ET_DYN) if is_pie(c, &head, src) => FileType::Exe,
-        Ok(ET_DYN) => FileType::So,
+        Ok(elf::ET_EXEC) => FileType::Exe,
+        Ok(elf::ET_DYN) if is_pie(c, &head, src) => FileType::Exe,
+        Ok(elf::ET_DYN) => FileType::So,
         _ => FileType::Other,
     }
 }
@@ -118,13 +120,13 @@ fn codec_of(head: &[u8]) -> Option<Codec> {
         return None;
     }
     let class = match head[4] {
-        1 => Class::Elf32,
-        2 => Class::Elf64,
+        elf::ELFCLASS32 => Class::Elf32,
+        elf::ELFCLASS64 => Class::Elf64,
         _ => return None,
     };
     let endian = match head[5] {
-        1 => Endian::Little,
-        2 => Endian::Big,
+        elf::ELFDATA2LSB => Endian::Little,
+        elf::ELFDATA2MSB => Endian::Big,
         _ => return None,
     };
     Some(Codec { class, endian })
@@ -149,12 +151,12 @@ fn dynamic_of(c: Codec, head: &[u8], src: &mut dyn Source) -> Option<(Vec<Phdr>,
     let phdrs: Vec<Phdr> = (0..phnum)
         .filter_map(|i| Phdr::read(c, &table, i * phentsize).ok())
         .collect();
-    let dynamic = phdrs.iter().find(|p| p.p_type == PT_DYNAMIC)?;
+    let dynamic = phdrs.iter().find(|p| p.p_type == elf::PT_DYNAMIC)?;
     let raw = src.read_range(dynamic.offset, dynamic.filesz)?;
     let mut entries = Vec::new();
     let mut at = 0;
     while let (Ok(tag), Ok(value)) = (c.word(&raw, at), c.word(&raw, at + w)) {
-        if tag == DT_NULL {
+        if tag == u64::from(elf::DT_NULL) {
             break;
         }
         entries.push((tag, value));
@@ -168,8 +170,8 @@ fn is_pie(c: Codec, head: &[u8], src: &mut dyn Source) -> bool {
     dynamic_of(c, head, src).is_some_and(|(_, entries)| {
         entries
             .iter()
-            .find(|(t, _)| *t == DT_FLAGS_1)
-            .is_some_and(|(_, v)| v & DF_1_PIE != 0)
+            .find(|(t, _)| *t == u64::from(elf::DT_FLAGS_1))
+            .is_some_and(|(_, v)| v & u64::from(elf::DF_1_PIE) != 0)
     })
 }
 
@@ -193,11 +195,16 @@ pub fn file_soname(path: &Path) -> std::io::Result<Option<String>> {
     let Some((phdrs, entries)) = dynamic_of(c, &head, src) else {
         return Ok(None);
     };
-    let value = |tag| entries.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v);
-    let Some(name) = value(DT_SONAME) else {
+    let value = |tag: u32| {
+        entries
+            .iter()
+            .find(|(t, _)| *t == u64::from(tag))
+            .map(|(_, v)| *v)
+    };
+    let Some(name) = value(elf::DT_SONAME) else {
         return Ok(None);
     };
-    let (Some(strtab), Some(strsz)) = (value(DT_STRTAB), value(DT_STRSZ)) else {
+    let (Some(strtab), Some(strsz)) = (value(elf::DT_STRTAB), value(elf::DT_STRSZ)) else {
         return Err(invalid("dynamic section without DT_STRTAB/DT_STRSZ"));
     };
     if name >= strsz {
@@ -205,7 +212,7 @@ pub fn file_soname(path: &Path) -> std::io::Result<Option<String>> {
     }
     let table = phdrs
         .iter()
-        .filter(|p| p.p_type == PT_LOAD)
+        .filter(|p| p.p_type == elf::PT_LOAD)
         .find_map(|p| p.file_offset(strtab, strsz))
         .ok_or_else(|| invalid("string table outside the loaded segments"))?;
     let rest = strsz - name;

@@ -2,50 +2,26 @@
 //! and the dynamic section, for 32- and 64-bit files of either byte order.
 
 use crate::ElfError;
-
-pub(crate) const PT_LOAD: u32 = 1;
-pub(crate) const PT_DYNAMIC: u32 = 2;
-pub(crate) const PT_INTERP: u32 = 3;
-pub(crate) const PT_PHDR: u32 = 6;
-
-pub(crate) const SHT_STRTAB: u32 = 3;
-pub(crate) const SHT_DYNAMIC: u32 = 6;
-pub(crate) const SHT_NOBITS: u32 = 8;
-pub(crate) const SHT_DYNSYM: u32 = 11;
-
-pub(crate) const DT_NULL: u64 = 0;
-pub(crate) const DT_NEEDED: u64 = 1;
-pub(crate) const DT_HASH: u64 = 4;
-pub(crate) const DT_STRTAB: u64 = 5;
-pub(crate) const DT_SYMTAB: u64 = 6;
-pub(crate) const DT_STRSZ: u64 = 10;
-pub(crate) const DT_SONAME: u64 = 14;
-pub(crate) const DT_RPATH: u64 = 15;
-pub(crate) const DT_RUNPATH: u64 = 29;
-pub(crate) const DT_FLAGS_1: u64 = 0x6fff_fffb;
-pub(crate) const DT_GNU_HASH: u64 = 0x6fff_fef5;
-pub(crate) const DT_VERDEF: u64 = 0x6fff_fffc;
-pub(crate) const DT_VERDEFNUM: u64 = 0x6fff_fffd;
-pub(crate) const DT_VERNEED: u64 = 0x6fff_fffe;
-pub(crate) const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
-pub(crate) const DF_1_PIE: u64 = 0x0800_0000;
+use object::elf;
 
 /// Dynamic tags whose value is an offset into the dynamic string table.
-pub(crate) const STRING_TAGS: [u64; 9] = [
-    DT_NEEDED,
-    DT_SONAME,
-    DT_RPATH,
-    DT_RUNPATH,
-    0x7fff_fffd, // DT_AUXILIARY
-    0x7fff_ffff, // DT_FILTER
-    0x6fff_fefa, // DT_CONFIG
-    0x6fff_fefb, // DT_DEPAUDIT
-    0x6fff_fefc, // DT_AUDIT
+pub(crate) const STRING_TAGS: [u32; 9] = [
+    elf::DT_NEEDED,
+    elf::DT_SONAME,
+    elf::DT_RPATH,
+    elf::DT_RUNPATH,
+    elf::DT_AUXILIARY,
+    elf::DT_FILTER,
+    elf::DT_CONFIG,
+    elf::DT_DEPAUDIT,
+    elf::DT_AUDIT,
 ];
 
-/// `ET_*` values of the ELF header.
-pub(crate) const ET_EXEC: u16 = 2;
-pub(crate) const ET_DYN: u16 = 3;
+/// Whether the entry tag `tag` (a 64-bit `d_tag` as read) is one of `tags` (`object::elf`'s
+/// `DT_*`, 32-bit).
+pub(crate) fn tag_in(tag: u64, tags: &[u32]) -> bool {
+    tags.iter().any(|t| u64::from(*t) == tag)
+}
 
 /// 32- or 64-bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,7 +259,7 @@ pub struct Elf<'a> {
 
 /// Whether `data` starts with the ELF magic.
 pub fn is_elf(data: &[u8]) -> bool {
-    data.starts_with(b"\x7fELF")
+    data.starts_with(&elf::ELFMAG)
 }
 
 impl<'a> Elf<'a> {
@@ -296,13 +272,13 @@ impl<'a> Elf<'a> {
             return Err(ElfError::Truncated(0));
         }
         let class = match data[4] {
-            1 => Class::Elf32,
-            2 => Class::Elf64,
+            elf::ELFCLASS32 => Class::Elf32,
+            elf::ELFCLASS64 => Class::Elf64,
             other => return Err(ElfError::Malformed(format!("unknown ELF class {other}"))),
         };
         let endian = match data[5] {
-            1 => Endian::Little,
-            2 => Endian::Big,
+            elf::ELFDATA2LSB => Endian::Little,
+            elf::ELFDATA2MSB => Endian::Big,
             other => return Err(ElfError::Malformed(format!("unknown byte order {other}"))),
         };
         let c = Codec { class, endian };
@@ -381,7 +357,7 @@ impl<'a> Elf<'a> {
     }
 
     fn read_dynamic(&self) -> Result<Option<Dynamic>, ElfError> {
-        let Some(index) = self.phdrs.iter().position(|p| p.p_type == PT_DYNAMIC) else {
+        let Some(index) = self.phdrs.iter().position(|p| p.p_type == elf::PT_DYNAMIC) else {
             return Ok(None);
         };
         let ph = self.phdrs[index];
@@ -396,7 +372,7 @@ impl<'a> Elf<'a> {
         for i in 0..ph.filesz / size {
             let at = ph.offset + i * size;
             let tag = self.c.word(self.data, at)?;
-            if tag == DT_NULL {
+            if tag == u64::from(elf::DT_NULL) {
                 break;
             }
             entries.push((tag, self.c.word(self.data, at + self.c.word_size())?));
@@ -413,23 +389,26 @@ impl<'a> Elf<'a> {
     pub(crate) fn vaddr_to_offset(&self, vaddr: u64, len: u64) -> Option<u64> {
         self.phdrs
             .iter()
-            .filter(|p| p.p_type == PT_LOAD)
+            .filter(|p| p.p_type == elf::PT_LOAD)
             .find_map(|p| p.file_offset(vaddr, len))
             .filter(|o| o.saturating_add(len) <= self.data.len() as u64)
     }
 
-    pub(crate) fn dyn_value(&self, tag: u64) -> Option<u64> {
+    pub(crate) fn dyn_value(&self, tag: u32) -> Option<u64> {
         self.dynamic
             .as_ref()?
             .entries
             .iter()
-            .find(|(t, _)| *t == tag)
+            .find(|(t, _)| *t == u64::from(tag))
             .map(|(_, v)| *v)
     }
 
     /// The dynamic string table's bytes.
     pub(crate) fn dynstr(&self) -> Result<&'a [u8], ElfError> {
-        let (Some(addr), Some(size)) = (self.dyn_value(DT_STRTAB), self.dyn_value(DT_STRSZ)) else {
+        let (Some(addr), Some(size)) = (
+            self.dyn_value(elf::DT_STRTAB),
+            self.dyn_value(elf::DT_STRSZ),
+        ) else {
             return Err(ElfError::Malformed(
                 "the dynamic section has no DT_STRTAB/DT_STRSZ".to_owned(),
             ));
@@ -449,13 +428,13 @@ impl<'a> Elf<'a> {
         string_at(self.dynstr()?, off)
     }
 
-    fn tag_strings(&self, tag: u64) -> Result<Vec<String>, ElfError> {
+    fn tag_strings(&self, tag: u32) -> Result<Vec<String>, ElfError> {
         let Some(d) = &self.dynamic else {
             return Ok(Vec::new());
         };
         d.entries
             .iter()
-            .filter(|(t, _)| *t == tag)
+            .filter(|(t, _)| *t == u64::from(tag))
             .map(|(_, v)| {
                 self.dyn_string(*v)
                     .map(|s| String::from_utf8_lossy(s).into_owned())
@@ -463,23 +442,23 @@ impl<'a> Elf<'a> {
             .collect()
     }
 
-    fn tag_string(&self, tag: u64) -> Result<Option<String>, ElfError> {
+    fn tag_string(&self, tag: u32) -> Result<Option<String>, ElfError> {
         Ok(self.tag_strings(tag)?.into_iter().next())
     }
 
     /// `DT_SONAME`.
     pub fn soname(&self) -> Result<Option<String>, ElfError> {
-        self.tag_string(DT_SONAME)
+        self.tag_string(elf::DT_SONAME)
     }
 
     /// `DT_RPATH`.
     pub fn rpath(&self) -> Result<Option<String>, ElfError> {
-        self.tag_string(DT_RPATH)
+        self.tag_string(elf::DT_RPATH)
     }
 
     /// `DT_RUNPATH`.
     pub fn runpath(&self) -> Result<Option<String>, ElfError> {
-        self.tag_string(DT_RUNPATH)
+        self.tag_string(elf::DT_RUNPATH)
     }
 
     /// What `patchelf --print-rpath` prints: `DT_RUNPATH` if present, else `DT_RPATH`.
@@ -492,12 +471,12 @@ impl<'a> Elf<'a> {
 
     /// `DT_NEEDED`, in order.
     pub fn needed(&self) -> Result<Vec<String>, ElfError> {
-        self.tag_strings(DT_NEEDED)
+        self.tag_strings(elf::DT_NEEDED)
     }
 
     /// The program interpreter (`PT_INTERP`), if any.
     pub fn interpreter(&self) -> Result<Option<String>, ElfError> {
-        let Some(p) = self.phdrs.iter().find(|p| p.p_type == PT_INTERP) else {
+        let Some(p) = self.phdrs.iter().find(|p| p.p_type == elf::PT_INTERP) else {
             return Ok(None);
         };
         let bytes = usize::try_from(p.offset)
@@ -544,8 +523,8 @@ impl<'a> Elf<'a> {
 
     /// Whether `DT_FLAGS_1` has `DF_1_PIE`.
     pub fn is_pie(&self) -> bool {
-        self.dyn_value(DT_FLAGS_1)
-            .is_some_and(|f| f & DF_1_PIE != 0)
+        self.dyn_value(elf::DT_FLAGS_1)
+            .is_some_and(|f| f & u64::from(elf::DF_1_PIE) != 0)
     }
 }
 

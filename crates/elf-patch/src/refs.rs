@@ -2,11 +2,10 @@
 //! names of `.dynsym` and the file and version names of the version sections. A string may be
 //! overwritten in place only when nothing else points into it.
 
+use object::elf;
+
 use crate::ElfError;
-use crate::parse::{
-    Class, DT_GNU_HASH, DT_HASH, DT_SYMTAB, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM,
-    Elf, SHT_DYNSYM,
-};
+use crate::parse::{Class, Elf};
 
 /// A string reference held outside the dynamic section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +30,15 @@ impl Elf<'_> {
     /// The number of `.dynsym` entries: from the section header when present, else from
     /// `DT_HASH` or `DT_GNU_HASH`. `None` when nothing tells.
     fn dynsym_count(&self) -> Result<Option<u64>, ElfError> {
-        if let Some(s) = self.shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM) {
+        if let Some(s) = self.shdrs.iter().find(|s| s.sh_type == elf::SHT_DYNSYM) {
             return Ok((s.entsize > 0).then(|| s.size / s.entsize));
         }
         let c = self.c;
-        if let Some(hash) = self.dyn_value(DT_HASH) {
+        if let Some(hash) = self.dyn_value(elf::DT_HASH) {
             let at = self.file_offset_of(hash, 8)?;
             return Ok(Some(u64::from(c.u32(self.data, at + 4)?)));
         }
-        let Some(gnu) = self.dyn_value(DT_GNU_HASH) else {
+        let Some(gnu) = self.dyn_value(elf::DT_GNU_HASH) else {
             return Ok(None);
         };
         let at = self.file_offset_of(gnu, 16)?;
@@ -70,7 +69,7 @@ impl Elf<'_> {
     pub(crate) fn string_references(&self) -> Result<Option<Vec<Reference>>, ElfError> {
         let c = self.c;
         let mut refs = Vec::new();
-        let Some(dynsym) = self.dyn_value(DT_SYMTAB) else {
+        let Some(dynsym) = self.dyn_value(elf::DT_SYMTAB) else {
             // No DT_SYMTAB: no symbols.
             return self.version_references(refs).map(Some);
         };
@@ -103,8 +102,10 @@ impl Elf<'_> {
             });
             Ok(())
         };
-        if let (Some(addr), Some(num)) = (self.dyn_value(DT_VERNEED), self.dyn_value(DT_VERNEEDNUM))
-        {
+        if let (Some(addr), Some(num)) = (
+            self.dyn_value(elf::DT_VERNEED),
+            self.dyn_value(elf::DT_VERNEEDNUM),
+        ) {
             let mut at = self.file_offset_of(addr, 16)?;
             for _ in 0..num.min(self.data.len() as u64) {
                 let cnt = c.u16(self.data, at + 2)?;
@@ -121,7 +122,10 @@ impl Elf<'_> {
                 at += next;
             }
         }
-        if let (Some(addr), Some(num)) = (self.dyn_value(DT_VERDEF), self.dyn_value(DT_VERDEFNUM)) {
+        if let (Some(addr), Some(num)) = (
+            self.dyn_value(elf::DT_VERDEF),
+            self.dyn_value(elf::DT_VERDEFNUM),
+        ) {
             let mut at = self.file_offset_of(addr, 20)?;
             for _ in 0..num.min(self.data.len() as u64) {
                 let cnt = c.u16(self.data, at + 6)?;

@@ -6,6 +6,8 @@ use std::process::Command;
 
 use rock_ci_test_support::elf::{assert_readelf_clean, cc, readelf_dynamic, run_ok as run};
 
+use object::elf;
+
 use crate::parse::{Class, Codec, Elf, Endian, shdr_fields};
 use crate::{Edit, ElfError, FileType, classify_bytes, file_type, patch, patch_file, read_file};
 
@@ -200,16 +202,8 @@ fn executables_run_after_the_edit_pie_and_not() {
         // kernel computing AT_PHDR from it finds them.
         let data = fs_err::read(&exe).unwrap();
         let elf = Elf::parse(&data).unwrap();
-        let first = elf
-            .phdrs
-            .iter()
-            .find(|p| p.p_type == crate::parse::PT_LOAD)
-            .unwrap();
-        let phdr = elf
-            .phdrs
-            .iter()
-            .find(|p| p.p_type == crate::parse::PT_PHDR)
-            .unwrap();
+        let first = elf.phdrs.iter().find(|p| p.p_type == elf::PT_LOAD).unwrap();
+        let phdr = elf.phdrs.iter().find(|p| p.p_type == elf::PT_PHDR).unwrap();
         assert_eq!(phdr.offset, elf.phoff);
         assert_eq!(
             phdr.vaddr.wrapping_sub(phdr.offset),
@@ -384,7 +378,7 @@ fn verification_rejects_an_image_changed_outside_the_edit() {
     let code = elf
         .phdrs
         .iter()
-        .find(|p| p.p_type == crate::parse::PT_LOAD && p.flags & 1 != 0)
+        .find(|p| p.p_type == elf::PT_LOAD && p.flags & elf::PF_X != 0)
         .unwrap();
     let text = usize::try_from(code.offset + code.filesz / 2).unwrap();
     out[text] ^= 0xff;
@@ -393,7 +387,7 @@ fn verification_rejects_an_image_changed_outside_the_edit() {
     // A planned string that did not land.
     let mut wrong = write.clone();
     wrong.entries.push((
-        crate::parse::DT_NEEDED,
+        u64::from(elf::DT_NEEDED),
         crate::verify::Value::Str(b"x".to_vec()),
     ));
     out[text] ^= 0xff;
@@ -576,7 +570,7 @@ fn a_segment_far_above_the_file_is_refused_not_padded() {
     let last = elf
         .phdrs
         .iter()
-        .rposition(|p| p.p_type == crate::parse::PT_LOAD)
+        .rposition(|p| p.p_type == elf::PT_LOAD)
         .unwrap();
     let mut p = elf.phdrs[last];
     p.memsz = 1 << 40;

@@ -5,8 +5,10 @@
 //! `PT_PHDR` and `PT_DYNAMIC` lie inside a `PT_LOAD`; bytes outside the edited structures are
 //! unchanged.
 
+use object::elf;
+
 use crate::ElfError;
-use crate::parse::{DT_STRSZ, DT_STRTAB, Elf, PT_DYNAMIC, PT_LOAD, PT_PHDR, Phdr, STRING_TAGS};
+use crate::parse::{Elf, Phdr, STRING_TAGS, tag_in};
 
 /// A dynamic entry's expected value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +29,11 @@ fn fail(msg: impl Into<String>) -> ElfError {
 
 /// Problems of the `PT_LOAD` layout, as comparable strings.
 fn load_problems(elf: &Elf<'_>) -> Vec<String> {
-    let loads: Vec<&Phdr> = elf.phdrs.iter().filter(|p| p.p_type == PT_LOAD).collect();
+    let loads: Vec<&Phdr> = elf
+        .phdrs
+        .iter()
+        .filter(|p| p.p_type == elf::PT_LOAD)
+        .collect();
     let mut problems = Vec::new();
     for (i, p) in loads.iter().enumerate() {
         if p.filesz > p.memsz {
@@ -65,7 +71,7 @@ fn load_problems(elf: &Elf<'_>) -> Vec<String> {
 fn mapped(elf: &Elf<'_>, offset: u64, vaddr: u64, size: u64) -> bool {
     elf.phdrs
         .iter()
-        .filter(|p| p.p_type == PT_LOAD)
+        .filter(|p| p.p_type == elf::PT_LOAD)
         .any(|p| p.file_offset(vaddr, size) == Some(offset))
 }
 
@@ -77,11 +83,11 @@ fn entries_as_values(elf: &Elf<'_>) -> Result<Vec<(u64, Value)>, ElfError> {
     let table = elf.dynstr()?;
     d.entries
         .iter()
-        .filter(|(t, _)| !matches!(*t, DT_STRTAB | DT_STRSZ))
+        .filter(|(t, _)| !tag_in(*t, &[elf::DT_STRTAB, elf::DT_STRSZ]))
         .map(|(t, v)| {
             Ok((
                 *t,
-                if STRING_TAGS.contains(t) {
+                if tag_in(*t, &STRING_TAGS) {
                     Value::Str(crate::parse::string_at(table, *v)?.to_vec())
                 } else {
                     Value::Num(*v)
@@ -111,7 +117,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
         return Err(fail(p));
     }
     for p in &new.phdrs {
-        if p.p_type == PT_PHDR {
+        if p.p_type == elf::PT_PHDR {
             let size = new.phdrs.len() as u64 * new.phentsize;
             if p.offset != new.phoff || p.filesz != size {
                 return Err(fail("PT_PHDR does not describe the program header table"));
@@ -120,7 +126,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
                 return Err(fail("PT_PHDR is not covered by a PT_LOAD"));
             }
         }
-        if p.p_type == PT_DYNAMIC && !mapped(&new, p.offset, p.vaddr, p.filesz) {
+        if p.p_type == elf::PT_DYNAMIC && !mapped(&new, p.offset, p.vaddr, p.filesz) {
             return Err(fail("PT_DYNAMIC is not covered by a PT_LOAD"));
         }
     }

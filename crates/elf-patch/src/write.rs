@@ -6,12 +6,10 @@
 //! grows in place when the bytes after it are free, else it moves into that new segment
 //! (`PT_PHDR` follows it). Every result is verified before it is returned.
 
+use object::elf;
+
 use crate::ElfError;
-use crate::parse::{
-    DT_NEEDED, DT_NULL, DT_RPATH, DT_RUNPATH, DT_SONAME, DT_STRSZ, DT_STRTAB, ET_DYN, Elf,
-    PT_DYNAMIC, PT_INTERP, PT_LOAD, PT_PHDR, Phdr, SHT_DYNAMIC, SHT_NOBITS, SHT_STRTAB,
-    STRING_TAGS, shdr_fields, string_at,
-};
+use crate::parse::{Elf, Phdr, STRING_TAGS, shdr_fields, string_at, tag_in};
 use crate::refs::Reference;
 use crate::verify::{Expected, Value};
 
@@ -143,7 +141,7 @@ impl Plan<'_, '_> {
             entries
                 .iter()
                 .enumerate()
-                .any(|(j, (t, v))| j != except && STRING_TAGS.contains(t) && inside(*v))
+                .any(|(j, (t, v))| j != except && tag_in(*t, &STRING_TAGS) && inside(*v))
         };
         !refs.iter().any(|r| inside(r.value))
             && !points_inside(original)
@@ -182,7 +180,9 @@ impl Plan<'_, '_> {
     /// file `old`, at `new`.
     fn replace_needed(&mut self, table: &[u8], old: &[u8], new: &[u8]) -> Result<(), ElfError> {
         for i in 0..self.entries.len() {
-            if self.entries[i].0 == DT_NEEDED && self.strings[i].as_deref() == Some(old) {
+            if self.entries[i].0 == u64::from(elf::DT_NEEDED)
+                && self.strings[i].as_deref() == Some(old)
+            {
                 self.set_string(i, new)?;
             }
         }
@@ -204,30 +204,30 @@ impl Plan<'_, '_> {
 
     /// Sets the search path (spec §10.4–§10.5) as one entry of the chosen tag.
     fn set_search_path(&mut self, edit: &Edit) -> Result<(), ElfError> {
-        let text = |tag| {
+        let text = |tag: u32| {
             self.entries
                 .iter()
                 .zip(&self.strings)
-                .find(|((t, _), _)| *t == tag)
+                .find(|((t, _), _)| *t == u64::from(tag))
                 .and_then(|(_, s)| s.clone())
         };
-        let existing = text(DT_RUNPATH).or_else(|| text(DT_RPATH));
+        let existing = text(elf::DT_RUNPATH).or_else(|| text(elf::DT_RPATH));
         let path = combine(
             existing.as_deref(),
             edit.set_rpath.as_ref().map(String::as_bytes),
             &edit.add_rpath,
         );
         let tag = if edit.force_rpath {
-            DT_RPATH
+            elf::DT_RPATH
         } else {
-            DT_RUNPATH
+            elf::DT_RUNPATH
         };
         let slots: Vec<usize> = (0..self.entries.len())
-            .filter(|i| matches!(self.entries[*i].0, DT_RPATH | DT_RUNPATH))
+            .filter(|i| tag_in(self.entries[*i].0, &[elf::DT_RPATH, elf::DT_RUNPATH]))
             .collect();
         match slots.first() {
             Some(&first) => {
-                self.entries[first].0 = tag;
+                self.entries[first].0 = u64::from(tag);
                 self.set_string(first, &path)?;
                 for &i in slots[1..].iter().rev() {
                     self.remove(i);
@@ -239,9 +239,9 @@ impl Plan<'_, '_> {
         Ok(())
     }
 
-    fn push_string(&mut self, tag: u64, s: &[u8]) {
+    fn push_string(&mut self, tag: u32, s: &[u8]) {
         let at = self.find(s).unwrap_or_else(|| self.append(s));
-        self.entries.push((tag, at));
+        self.entries.push((u64::from(tag), at));
         self.strings.push(Some(s.to_vec()));
     }
 
@@ -274,8 +274,7 @@ pub(crate) fn patch_and_expectation(
         .entries
         .iter()
         .map(|(t, v)| {
-            STRING_TAGS
-                .contains(t)
+            tag_in(*t, &STRING_TAGS)
                 .then(|| string_at(table, *v).map(<[u8]>::to_vec))
                 .transpose()
         })
@@ -298,10 +297,18 @@ pub(crate) fn patch_and_expectation(
     }
 
     // As patchelf: only shared objects (ET_DYN) carry a SONAME.
-    if let Some(soname) = edit.set_soname.as_ref().filter(|_| elf.e_type == ET_DYN) {
-        match plan.entries.iter().position(|(t, _)| *t == DT_SONAME) {
+    if let Some(soname) = edit
+        .set_soname
+        .as_ref()
+        .filter(|_| elf.e_type == elf::ET_DYN)
+    {
+        match plan
+            .entries
+            .iter()
+            .position(|(t, _)| *t == u64::from(elf::DT_SONAME))
+        {
             Some(i) => plan.set_string(i, soname.as_bytes())?,
-            None => plan.push_string(DT_SONAME, soname.as_bytes()),
+            None => plan.push_string(elf::DT_SONAME, soname.as_bytes()),
         }
     }
 
@@ -321,7 +328,7 @@ pub(crate) fn patch_and_expectation(
             .entries
             .iter()
             .zip(&plan.strings)
-            .filter(|((t, _), _)| !matches!(*t, DT_STRTAB | DT_STRSZ))
+            .filter(|((t, _), _)| !tag_in(*t, &[elf::DT_STRTAB, elf::DT_STRSZ]))
             .map(|((t, v), s)| {
                 (
                     *t,
@@ -346,7 +353,7 @@ fn free_after_phdrs(elf: &Elf<'_>, at: u64, len: u64) -> bool {
     let covering = elf
         .phdrs
         .iter()
-        .filter(|p| p.p_type == PT_LOAD)
+        .filter(|p| p.p_type == elf::PT_LOAD)
         .any(|p| p.offset <= elf.phoff && at + len <= p.offset.saturating_add(p.filesz));
     let shdr_table = elf.shdrs.len() as u64 * elf.shentsize;
     covering
@@ -356,15 +363,17 @@ fn free_after_phdrs(elf: &Elf<'_>, at: u64, len: u64) -> bool {
         && !elf
             .shdrs
             .iter()
-            .any(|s| s.sh_type != SHT_NOBITS && s.sh_type != 0 && overlaps(s.offset, s.size))
-        && !elf
-            .phdrs
-            .iter()
-            .any(|p| !matches!(p.p_type, PT_LOAD | PT_PHDR) && overlaps(p.offset, p.filesz))
+            .any(|s| s.sh_type != elf::SHT_NOBITS && s.sh_type != 0 && overlaps(s.offset, s.size))
+        && !elf.phdrs.iter().any(|p| {
+            !matches!(p.p_type, elf::PT_LOAD | elf::PT_PHDR) && overlaps(p.offset, p.filesz)
+        })
 }
 
 /// Writes the planned edit into a copy of the file.
-#[allow(clippy::too_many_lines)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pass over the new segment's layout reads best in one place"
+)]
 fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     let c = elf.c;
     let dynamic = elf.dynamic.as_ref().expect("planned on a dynamic file");
@@ -375,7 +384,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     let mut out = elf.data.to_vec();
     let mut phdrs = elf.phdrs.clone();
     let mut entries = plan.entries.clone();
-    let old_strtab = elf.dyn_value(DT_STRTAB).expect("checked by dynstr()");
+    let old_strtab = elf.dyn_value(elf::DT_STRTAB).expect("checked by dynstr()");
     let table_at = elf
         .vaddr_to_offset(old_strtab, plan.base_len)
         .expect("checked by dynstr()");
@@ -395,8 +404,12 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     let mut dyn_at = dyn_ph.offset;
     let mut dyn_slots = dynamic.capacity as u64;
     if grow_strings || move_dynamic {
-        let loads: Vec<&Phdr> = elf.phdrs.iter().filter(|p| p.p_type == PT_LOAD).collect();
-        let Some(last_load) = elf.phdrs.iter().rposition(|p| p.p_type == PT_LOAD) else {
+        let loads: Vec<&Phdr> = elf
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == elf::PT_LOAD)
+            .collect();
+        let Some(last_load) = elf.phdrs.iter().rposition(|p| p.p_type == elf::PT_LOAD) else {
             return Err(ElfError::Unsupported(
                 "no loadable segment to place the new tables after".to_owned(),
             ));
@@ -430,9 +443,9 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
 
         let file_end = align_up(out.len() as u64, 16).ok_or_else(no_room)?;
         let first_vaddr = align_up(max_end, align).ok_or_else(no_room)?;
-        let has_interp = elf.phdrs.iter().any(|p| p.p_type == PT_INTERP);
+        let has_interp = elf.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
         let (offset, vaddr, seg_align) = match elf.phdrs.iter().find(|p| {
-            p.p_type == PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
+            p.p_type == elf::PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
         }) {
             // An executable's kernel may place AT_PHDR at the first segment's load address
             // plus e_phoff: keep that segment's address-to-offset distance for the moved
@@ -463,8 +476,8 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             ));
         }
         let new_load = Phdr {
-            p_type: PT_LOAD,
-            flags: 0x4 | 0x2,
+            p_type: elf::PT_LOAD,
+            flags: elf::PF_R | elf::PF_W,
             offset,
             vaddr,
             paddr: vaddr,
@@ -473,7 +486,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             align: seg_align,
         };
         phdrs.insert(last_load + 1, new_load);
-        for p in phdrs.iter_mut().filter(|p| p.p_type == PT_PHDR) {
+        for p in phdrs.iter_mut().filter(|p| p.p_type == elf::PT_PHDR) {
             if pht_moves {
                 (p.offset, p.vaddr, p.paddr) = (offset, vaddr, vaddr);
             }
@@ -494,16 +507,16 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
                 .copy_from_slice(&plan.appended);
             let new_len = plan.base_len + plan.appended.len() as u64;
             for e in &mut entries {
-                match e.0 {
-                    DT_STRTAB => e.1 = vaddr + str_rel,
-                    DT_STRSZ => e.1 = new_len,
-                    _ => {}
+                if e.0 == u64::from(elf::DT_STRTAB) {
+                    e.1 = vaddr + str_rel;
+                } else if e.0 == u64::from(elf::DT_STRSZ) {
+                    e.1 = new_len;
                 }
             }
             update_sections(
                 elf,
                 &mut out,
-                SHT_STRTAB,
+                elf::SHT_STRTAB,
                 old_strtab,
                 offset + str_rel,
                 vaddr + str_rel,
@@ -514,7 +527,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             dyn_at = offset + dyn_rel;
             let p = phdrs
                 .iter_mut()
-                .find(|p| p.p_type == PT_DYNAMIC)
+                .find(|p| p.p_type == elf::PT_DYNAMIC)
                 .expect("the dynamic segment exists");
             let bytes = dyn_slots * entry_size;
             (p.offset, p.vaddr, p.paddr, p.filesz, p.memsz) =
@@ -522,7 +535,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             update_sections(
                 elf,
                 &mut out,
-                SHT_DYNAMIC,
+                elf::SHT_DYNAMIC,
                 dyn_ph.vaddr,
                 dyn_at,
                 vaddr + dyn_rel,
@@ -537,7 +550,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
         let (t, v) = entries
             .get(usize::try_from(slot).expect("small"))
             .copied()
-            .unwrap_or((DT_NULL, 0));
+            .unwrap_or((u64::from(elf::DT_NULL), 0));
         c.put_word(&mut out, at, t)?;
         c.put_word(&mut out, at + c.word_size(), v)?;
     }
