@@ -381,13 +381,10 @@ impl StorageBackend {
         &self,
         files: Vec<(PathBuf, StorageLocation)>,
     ) -> Result<TransferReport, Error> {
-        let total = files.len();
-        let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(files)
-            .map(|(src, dst)| async move { (dst.to_string(), self.upload_file(&src, &dst).await) })
-            .buffer_unordered(self.batch_concurrency())
-            .collect()
-            .await;
-        batch_report("upload", total, results)
+        self.batch("upload", files, |src, dst| async move {
+            self.upload_file(&src, &dst).await
+        })
+        .await
     }
 
     /// Copies objects with bounded concurrency; failures as in [`StorageBackend::upload_files`].
@@ -395,13 +392,32 @@ impl StorageBackend {
         &self,
         pairs: Vec<(StorageLocation, StorageLocation)>,
     ) -> Result<TransferReport, Error> {
+        self.batch("copy", pairs, |src, dst| async move {
+            self.copy_file(&src, &dst).await
+        })
+        .await
+    }
+
+    /// Runs `transfer` on every `(source, destination)` pair with bounded concurrency and
+    /// counts the outcomes; every failure is kept, named by its destination.
+    async fn batch<S, F, Fut>(
+        &self,
+        op: &'static str,
+        pairs: Vec<(S, StorageLocation)>,
+        transfer: F,
+    ) -> Result<TransferReport, Error>
+    where
+        F: Fn(S, StorageLocation) -> Fut,
+        Fut: std::future::Future<Output = Result<Outcome, Error>>,
+    {
         let total = pairs.len();
+        let transfer = &transfer;
         let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(pairs)
-            .map(|(src, dst)| async move { (dst.to_string(), self.copy_file(&src, &dst).await) })
+            .map(|(src, dst)| async move { (dst.to_string(), transfer(src, dst).await) })
             .buffer_unordered(self.batch_concurrency())
             .collect()
             .await;
-        batch_report("copy", total, results)
+        batch_report(op, total, results)
     }
 
     /// Uploads the regular files below `source_dir` (symlinks skipped, symlinked directories
