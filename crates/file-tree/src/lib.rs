@@ -4,7 +4,7 @@
 //!   chains its cause once.
 //! - [`fnmatch`] and [`PathGlob`] are the glob dialects of the tools (Python's `fnmatch`,
 //!   pathlib's `rglob`, TheRock's `RecursiveGlobPattern`), one matcher behind them.
-//! - [`walk`], [`list`] and [`Walk`] walk a tree sorted, parents first, symlinks not followed
+//! - [`walk()`], [`list`] and [`Walk`] walk a tree sorted, parents first, symlinks not followed
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
 //!
 //! ```
