@@ -7,7 +7,8 @@
 
 The server requires the access key and secret in ROCK_CI_S3_ACCESS_KEY / ROCK_CI_S3_SECRET_KEY
 (defaults below) and grants anonymous read of the bucket named in ROCK_CI_S3_PUBLIC_BUCKET
-(default `public`). Every port is chosen free at start.
+(default `public`). A second identity (ROCK_CI_S3_READONLY_ACCESS_KEY / _SECRET_KEY, defaults
+below) may only read and list. Every port is chosen free at start.
 """
 import json
 import os
@@ -27,6 +28,9 @@ VERSION = "4.48"
 ACCESS_KEY = os.environ.get("ROCK_CI_S3_ACCESS_KEY", "rockci-e2e-access")
 SECRET_KEY = os.environ.get("ROCK_CI_S3_SECRET_KEY", "rockci-e2e-secret-0123456789")
 PUBLIC_BUCKET = os.environ.get("ROCK_CI_S3_PUBLIC_BUCKET", "public")
+# A second identity that may only read and list (preflight and access-denied checks).
+READONLY_ACCESS_KEY = os.environ.get("ROCK_CI_S3_READONLY_ACCESS_KEY", "rockci-e2e-readonly")
+READONLY_SECRET_KEY = os.environ.get("ROCK_CI_S3_READONLY_SECRET_KEY", "rockci-e2e-readonly-secret-0123")
 PORT_FLAGS = [
     "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
     "filer.port.grpc", "s3.port", "s3.port.grpc", "webdav.port", "admin.port", "admin.port.grpc",
@@ -65,6 +69,11 @@ def start(state):
                 "name": "rockci",
                 "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                 "actions": ["Admin", "Read", "List", "Tagging", "Write"],
+            },
+            {
+                "name": "readonly",
+                "credentials": [{"accessKey": READONLY_ACCESS_KEY, "secretKey": READONLY_SECRET_KEY}],
+                "actions": ["Read", "List"],
             },
             {"name": "anonymous", "actions": [f"Read:{PUBLIC_BUCKET}", f"List:{PUBLIC_BUCKET}"]},
         ]

@@ -239,6 +239,32 @@ async fn access_and_preflight(env: &Env) -> Check {
         TransferOptions::default(),
     );
     let auth = kind(wrong.preflight(Direction::Upload, &run).await);
+    // Read-only credentials may list, but an upload preflight must prove writing and fail.
+    let mut readonly = env.options(Anonymous::Never, "");
+    readonly.credentials = Some(Credentials::new(
+        var("ROCK_CI_S3_READONLY_ACCESS_KEY", "rockci-e2e-readonly"),
+        var(
+            "ROCK_CI_S3_READONLY_SECRET_KEY",
+            "rockci-e2e-readonly-secret-0123",
+        ),
+        None,
+        None,
+        "e2e",
+    ));
+    let readonly = StorageBackend::s3(
+        S3Client::connect_with(&readonly, &|_| None).await,
+        TransferOptions::default(),
+    );
+    readonly
+        .preflight(Direction::Download, &run)
+        .await
+        .map_err(|e| {
+            format!(
+                "read-only download preflight: {}",
+                storage_backend::chain(&e)
+            )
+        })?;
+    let readonly_upload = kind(readonly.preflight(Direction::Upload, &run).await);
     let anonymous_client =
         S3Client::connect_with(&env.options(Anonymous::Always, ""), &|_| None).await;
     let anonymous = StorageBackend::s3(anonymous_client.clone(), TransferOptions::default());
@@ -266,14 +292,22 @@ async fn access_and_preflight(env: &Env) -> Check {
         Some(S3ErrorKind::NoSuchBucket),
         Some(S3ErrorKind::Auth),
         Some(S3ErrorKind::Auth),
+        Some(S3ErrorKind::Auth),
         1,
         Some(S3ErrorKind::Unreachable),
     );
-    let got = (missing, auth, private, public.len(), unreachable);
+    let got = (
+        missing,
+        auth,
+        readonly_upload,
+        private,
+        public.len(),
+        unreachable,
+    );
     if got != expected {
         return Err(format!("got {got:?}, expected {expected:?}"));
     }
-    Ok("preflight: ok, missing bucket, bad secret, anonymous on private, unreachable told apart; anonymous read of the public bucket".into())
+    Ok("preflight: ok, missing bucket, bad secret, read-only upload, anonymous on private, unreachable told apart; anonymous read of the public bucket".into())
 }
 
 async fn run(env: &Env) -> bool {

@@ -20,11 +20,7 @@ const RANGE_CONCURRENCY: usize = 8;
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dest.with_file_name(format!(".{name}.partial"))
+    dest.with_file_name(format!(".{}.partial", file_name(dest)))
 }
 
 /// Beside the partial file: the `ETag` of the object it holds the start of.
@@ -34,14 +30,18 @@ fn etag_path(partial: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The last component of `path`, for naming its temporary files.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Writes `data` to `path` through a temporary file and a rename.
 pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".rock-ci.")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(|e| FileError::write(path, e))?;
+    let mut temp =
+        file_tree::temp_file_in(dir, &file_name(path)).map_err(|e| FileError::write(path, e))?;
     temp.write_all(data)
         .map_err(|e| FileError::write(path, e))?;
     temp.persist(path)
@@ -61,10 +61,7 @@ pub(crate) async fn copy_verified(
         let dir = dest.parent().unwrap_or(Path::new("."));
         fs_err::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
         let mut input = fs_err::File::open(&src).map_err(|e| FileError::read(&src, e))?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".rock-ci.")
-            .suffix(".partial")
-            .tempfile_in(dir)
+        let mut temp = file_tree::temp_file_in(dir, &file_name(&dest))
             .map_err(|e| FileError::write(&dest, e))?;
         let mut hasher = Sha256::new();
         let mut buf = vec![0; 1 << 20];
@@ -293,22 +290,10 @@ fn ranged_parts<'a>(
     });
     futures::stream::iter(ranges)
         .map(move |(first, last)| async move {
-            let segments = b
-                .storage()
-                .get(loc, Some((first, Some(last))), Some(etag))
+            b.storage()
+                .read_range(loc, (first, last), etag)
                 .await
-                .map_err(|e| Error::from_s3(e, loc))?
-                .collect()
-                .await?;
-            let len: u64 = segments.iter().map(|s| s.len() as u64).sum();
-            if len != last - first + 1 {
-                return Err(Error::Truncated {
-                    location: format!("{} (bytes {first}-{last})", loc.s3_uri()),
-                    received: len,
-                    expected: last - first + 1,
-                });
-            }
-            Ok(segments)
+                .map_err(|e| Error::from_s3(e, loc))
         })
         .buffered(RANGE_CONCURRENCY)
 }
@@ -324,24 +309,29 @@ pub(crate) fn object_parts<'a>(
     if end - start > PARALLEL_THRESHOLD {
         Box::pin(ranged_parts(b, loc, (start, end), etag))
     } else {
-        Box::pin(futures::stream::once(single_get(b, loc, start, etag)))
+        Box::pin(futures::stream::once(single_get(
+            b,
+            loc,
+            (start, end),
+            etag,
+        )))
     }
 }
 
-/// Bytes `start..` of a small object in one GET, as one part.
+/// Bytes `start..end` of a small object in one ranged GET, as one part.
 async fn single_get(
     b: &crate::S3Artifacts,
     loc: &StorageLocation,
-    start: u64,
+    (start, end): (u64, u64),
     etag: &str,
 ) -> Result<Vec<bytes::Bytes>, Error> {
-    let range = (start > 0).then_some((start, None));
-    Ok(b.storage()
-        .get(loc, range, Some(etag))
+    if start == end {
+        return Ok(Vec::new());
+    }
+    b.storage()
+        .read_range(loc, (start, end - 1), etag)
         .await
-        .map_err(|e| Error::from_s3(e, loc))?
-        .collect()
-        .await?)
+        .map_err(|e| Error::from_s3(e, loc))
 }
 
 /// Writes `parts` to `file` in order, hashing them, so the partial file always holds a prefix

@@ -402,10 +402,7 @@ impl ArtifactBackend {
         })?;
         fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
         let expected = self.expected_sha256(key).await?;
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", extract_dir_name(key)))
-            .suffix(".partial")
-            .tempdir_in(output_dir)
+        let temp = file_tree::temp_dir_in(output_dir, extract_dir_name(key))
             .map_err(|e| FileError::write(output_dir, e))?;
 
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);

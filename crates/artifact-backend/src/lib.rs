@@ -203,13 +203,13 @@ impl ArtifactBackend {
         })
     }
 
-    /// Artifacts of `root` below `staging_dir/{prefix}` (created now).
+    /// Artifacts of `root` below `staging_dir/{prefix}` (created by the first upload; reading
+    /// creates nothing).
     pub fn local(staging_dir: &Path, root: WorkflowOutputRoot) -> Result<Self, Error> {
         let base_path = root
             .root()
             .local_path(staging_dir)
             .map_err(storage_backend::Error::from)?;
-        fs_err::create_dir_all(&base_path).map_err(|e| FileError::write(&base_path, e))?;
         Ok(ArtifactBackend::Local(LocalArtifacts {
             base_path,
             root,
@@ -258,7 +258,13 @@ impl ArtifactBackend {
         name_filter: Option<&str>,
     ) -> Result<Vec<ArtifactEntry>, Error> {
         let mut out = Vec::new();
+        let mut sidecars = std::collections::BTreeSet::new();
         let mut push = |file_name: &str, size: u64| {
+            if let Some(archive) = file_name.strip_suffix(".sha256sum")
+                && keep(archive, name_filter).is_some()
+            {
+                sidecars.insert(archive.to_owned());
+            }
             if let Some(format) = keep(file_name, name_filter) {
                 out.push(ArtifactEntry {
                     file_name: file_name.to_owned(),
@@ -299,7 +305,46 @@ impl ArtifactBackend {
             }
         }
         out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+        self.report_unpaired(&out, &sidecars);
         Ok(out)
+    }
+
+    /// Warns about archives listed without their `.sha256sum` sidecar and sidecars without
+    /// their archive: a sign of an upload that stopped half-way, or of a listing that did.
+    fn report_unpaired(
+        &self,
+        archives: &[ArtifactEntry],
+        sidecars: &std::collections::BTreeSet<String>,
+    ) {
+        let names: std::collections::BTreeSet<&str> =
+            archives.iter().map(|e| e.file_name.as_str()).collect();
+        let unverifiable: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !sidecars.contains(*n))
+            .collect();
+        let orphans: Vec<&str> = sidecars
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !names.contains(n))
+            .collect();
+        if !unverifiable.is_empty() && unverifiable.len() < names.len() {
+            tracing::warn!(
+                "{} of {} archives at {} have no .sha256sum sidecar: {}",
+                unverifiable.len(),
+                names.len(),
+                self.base_uri(),
+                unverifiable.join(", ")
+            );
+        }
+        if !orphans.is_empty() {
+            tracing::warn!(
+                "{} .sha256sum sidecars at {} have no archive: {}",
+                orphans.len(),
+                self.base_uri(),
+                orphans.join(", ")
+            );
+        }
     }
 
     /// Whether artifact `key` exists. Only a definite "not found" is `false`; failures to ask

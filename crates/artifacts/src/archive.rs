@@ -150,11 +150,8 @@ impl ArchiveWriter {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
-            .suffix(".partial")
-            .tempfile_in(dir)
-            .map_err(|e| FileError::write(dest, e))?;
+        let temp =
+            file_tree::temp_file_in(dir, &file_name).map_err(|e| FileError::write(dest, e))?;
         let file = temp
             .as_file()
             .try_clone()

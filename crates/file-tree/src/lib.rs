@@ -6,6 +6,8 @@
 //!   pathlib's `rglob`, TheRock's `RecursiveGlobPattern`), one matcher behind them.
 //! - [`walk()`], [`list`] and [`Walk`] walk a tree sorted, parents first, symlinks not followed
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
+//! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
+//!   are renamed into place, with the modes a plain create gives.
 //!
 //! ```
 //! use file_tree::FileError;
@@ -18,9 +20,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod glob;
+mod temp;
 mod walk;
 
 pub use glob::{PathGlob, cmp_components, fnmatch};
+pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};
 
 /// What was being done to the file.

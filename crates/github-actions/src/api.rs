@@ -63,9 +63,9 @@ pub enum ApiError {
         url: String,
         /// Attempts made.
         attempts: u32,
-        /// The cause.
+        /// The cause (its text with credentials in URLs redacted).
         #[source]
-        source: Box<ureq::Transport>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The body could not be read.
     #[error("Failed to read the response from {url}")]
@@ -114,6 +114,15 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// The longest wait for a rate limit to reset; longer waits fail at once.
     pub max_rate_limit_wait: Duration,
+    /// No network or server-error retry starts later than this after the first attempt: an
+    /// endpoint that never answers fails within it (plus one attempt's time limit).
+    pub give_up_after: Duration,
+    /// Longest wait for a connection.
+    pub connect_timeout: Duration,
+    /// Longest wait for the next bytes of a response.
+    pub read_timeout: Duration,
+    /// Longest one attempt may take.
+    pub attempt_timeout: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -123,11 +132,25 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(30),
             max_rate_limit_wait: Duration::from_mins(5),
+            give_up_after: Duration::from_secs(40),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
+            attempt_timeout: Duration::from_secs(60),
         }
     }
 }
 
 impl RetryPolicy {
+    /// An HTTP agent with this policy's time limits.
+    fn agent(&self) -> ureq::Agent {
+        ureq::AgentBuilder::new()
+            .timeout_connect(self.connect_timeout)
+            .timeout_read(self.read_timeout)
+            .timeout(self.attempt_timeout)
+            .user_agent(concat!("rock-ci/", env!("CARGO_PKG_VERSION")))
+            .build()
+    }
+
     fn backoff(&self, retry: u32) -> Duration {
         let exp = self
             .base_delay
@@ -202,19 +225,28 @@ enum Attempt {
     Fail(ApiError),
 }
 
+/// `url` with any user name and password replaced by `***`, for messages.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
 impl GithubClient {
     /// A client of the API at `api_url`, without a token, with the default retry policy.
     pub fn new(api_url: &str) -> Self {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(30))
-            .timeout(Duration::from_mins(5))
-            .user_agent(concat!("rock-ci/", env!("CARGO_PKG_VERSION")))
-            .build();
+        let retry = RetryPolicy::default();
+        let agent = retry.agent();
         Self {
             api_url: api_url.trim_end_matches('/').to_owned(),
             server_url: DEFAULT_SERVER_URL.to_owned(),
             token: None,
-            retry: RetryPolicy::default(),
+            retry,
             agent,
         }
     }
@@ -257,6 +289,7 @@ impl GithubClient {
     #[must_use]
     pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
+        self.agent = policy.agent();
         self
     }
 
@@ -277,7 +310,7 @@ impl GithubClient {
         self.get_json(&url).map_err(|e| ApiError::WorkflowRun {
             repository: repository.to_owned(),
             run_id: run_id.to_owned(),
-            run_url: self.run_url(repository, run_id),
+            run_url: redact_url(&self.run_url(repository, run_id)),
             source: Box::new(e),
         })
     }
@@ -302,7 +335,7 @@ impl GithubClient {
     pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, ApiError> {
         let body = self.get_with_retries(url)?;
         serde_json::from_slice(&body).map_err(|source| ApiError::InvalidJson {
-            url: url.to_owned(),
+            url: redact_url(url),
             source,
         })
     }
@@ -313,12 +346,23 @@ impl GithubClient {
                 "No GitHub token (GITHUB_TOKEN or GH_TOKEN); requests may be rate limited"
             );
         }
+        let started = std::time::Instant::now();
         let mut attempt = 1;
         loop {
             match self.attempt(url, attempt) {
                 Attempt::Done(body) => return Ok(body),
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Retry { error, .. } if attempt >= self.retry.max_attempts => {
+                    return Err(error);
+                }
+                Attempt::Retry { wait, error }
+                    if !matches!(error, ApiError::RateLimited { .. })
+                        && started.elapsed() + wait > self.retry.give_up_after =>
+                {
+                    tracing::warn!(
+                        "GitHub API request failed (attempt {attempt}); giving up after {} s: {error}",
+                        started.elapsed().as_secs()
+                    );
                     return Err(error);
                 }
                 Attempt::Retry { wait, error } => {
@@ -350,7 +394,7 @@ impl GithubClient {
                 Err(source) => Attempt::Retry {
                     wait: backoff,
                     error: ApiError::Body {
-                        url: url.to_owned(),
+                        url: redact_url(url),
                         source,
                     },
                 },
@@ -358,9 +402,16 @@ impl GithubClient {
             Err(ureq::Error::Transport(transport)) => Attempt::Retry {
                 wait: backoff,
                 error: ApiError::Network {
-                    url: url.to_owned(),
+                    url: redact_url(url),
                     attempts: attempt,
-                    source: Box::new(transport),
+                    source: format!(
+                        "{} (limits: connect {} s, read {} s, request {} s)",
+                        transport.to_string().replace(url, &redact_url(url)),
+                        self.retry.connect_timeout.as_secs(),
+                        self.retry.read_timeout.as_secs(),
+                        self.retry.attempt_timeout.as_secs()
+                    )
+                    .into(),
                 },
             },
             Err(ureq::Error::Status(status, response)) => {
@@ -398,7 +449,7 @@ impl GithubClient {
                 || retry_after.is_some()
                 || status == 429
                 || body.to_lowercase().contains("rate limit"));
-        let url = url.to_owned();
+        let url = redact_url(url);
         if rate_limited {
             let wait = match (retry_after, remaining, reset_wait) {
                 (Some(wait), _, _) | (None, Some(0), Some(wait)) => wait,

@@ -26,7 +26,7 @@ mod outputs;
 
 pub use api::{
     ApiError, DEFAULT_API_URL, DEFAULT_SERVER_URL, GithubClient, HeadRepository, RetryPolicy,
-    WorkflowRun,
+    WorkflowRun, redact_url,
 };
 pub use env::{EnvVars, process_env};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};

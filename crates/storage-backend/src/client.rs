@@ -25,6 +25,16 @@ impl EnvVars {
     pub const AWS_REQUEST_CHECKSUM_CALCULATION: &'static str = "AWS_REQUEST_CHECKSUM_CALCULATION";
     /// As [`Self::AWS_REQUEST_CHECKSUM_CALCULATION`], for validating responses.
     pub const AWS_RESPONSE_CHECKSUM_VALIDATION: &'static str = "AWS_RESPONSE_CHECKSUM_VALIDATION";
+    /// Seconds to wait for a connection ([`ClientOptions::connect_timeout`]).
+    pub const ROCK_CI_CONNECT_TIMEOUT: &'static str = "ROCK_CI_CONNECT_TIMEOUT";
+    /// Seconds to wait for a response's first byte, and between two pieces of a body
+    /// ([`ClientOptions::read_timeout`]).
+    pub const ROCK_CI_READ_TIMEOUT: &'static str = "ROCK_CI_READ_TIMEOUT";
+    /// Seconds one request may take with all its retries, before the time its body needs at
+    /// the slowest expected rate ([`ClientOptions::operation_timeout`]).
+    pub const ROCK_CI_OPERATION_TIMEOUT: &'static str = "ROCK_CI_OPERATION_TIMEOUT";
+    /// Attempts per request ([`ClientOptions::max_attempts`]).
+    pub const ROCK_CI_MAX_ATTEMPTS: &'static str = "ROCK_CI_MAX_ATTEMPTS";
 }
 
 /// The region when neither the options nor the SDK's chain give one (where TheRock's buckets
@@ -57,12 +67,20 @@ pub struct ClientOptions {
     /// Static credentials instead of the default chain.
     pub credentials: Option<Credentials>,
     /// Attempts per request (SDK standard retry mode: exponential backoff with jitter;
-    /// permanent errors are not retried).
+    /// permanent errors are not retried). A transfer that still fails, or whose body breaks
+    /// off, is tried again as many times from where it broke, each retry logged.
     pub max_attempts: u32,
     /// Delay before the first retry (doubled per retry, with jitter, up to 20 s).
     pub initial_backoff: Duration,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// Longest wait for a response's first byte, and for the next piece of a body.
+    pub read_timeout: Duration,
+    /// Longest one request may take with all its retries, plus the time its body takes at
+    /// [`ClientOptions::min_throughput`]: an endpoint that never answers fails after it.
+    pub operation_timeout: Duration,
+    /// The slowest rate (bytes per second) a body is expected to move at.
+    pub min_throughput: u64,
     /// Idle connections kept per host: size it to the transfers in flight
     /// (files × parts per file) so that connections are reused, not re-opened.
     pub max_idle_connections: usize,
@@ -79,9 +97,66 @@ impl Default for ClientOptions {
             max_attempts: 5,
             initial_backoff: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
+            operation_timeout: Duration::from_secs(60),
+            min_throughput: 64 << 10,
             max_idle_connections: crate::DEFAULT_CONCURRENCY * crate::DEFAULT_PART_CONCURRENCY,
         }
     }
+}
+
+/// The time limits and retry budget of a client's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// See [`ClientOptions::max_attempts`].
+    pub max_attempts: u32,
+    /// See [`ClientOptions::initial_backoff`].
+    pub initial_backoff: Duration,
+    /// See [`ClientOptions::read_timeout`].
+    pub read_timeout: Duration,
+    /// See [`ClientOptions::operation_timeout`].
+    pub operation_timeout: Duration,
+    /// See [`ClientOptions::min_throughput`].
+    pub min_throughput: u64,
+}
+
+impl Limits {
+    /// How long a request moving `bytes` of body may take with all its retries.
+    pub fn deadline(&self, bytes: u64) -> Duration {
+        self.operation_timeout + Duration::from_secs(bytes / self.min_throughput.max(1))
+    }
+}
+
+/// `options` with the limits the environment sets (whole seconds; unparsable values are
+/// ignored with a warning).
+fn with_env_limits(
+    options: &ClientOptions,
+    non_empty: &dyn Fn(&'static str) -> Option<String>,
+) -> ClientOptions {
+    let mut options = options.clone();
+    let number = |var: &'static str| {
+        let value = non_empty(var)?;
+        match value.trim().parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                tracing::warn!("Ignoring {var}={value}: not a whole number");
+                None
+            }
+        }
+    };
+    if let Some(n) = number(EnvVars::ROCK_CI_CONNECT_TIMEOUT) {
+        options.connect_timeout = Duration::from_secs(n.max(1));
+    }
+    if let Some(n) = number(EnvVars::ROCK_CI_READ_TIMEOUT) {
+        options.read_timeout = Duration::from_secs(n.max(1));
+    }
+    if let Some(n) = number(EnvVars::ROCK_CI_OPERATION_TIMEOUT) {
+        options.operation_timeout = Duration::from_secs(n.max(1));
+    }
+    if let Some(n) = number(EnvVars::ROCK_CI_MAX_ATTEMPTS) {
+        options.max_attempts = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+    }
+    options
 }
 
 /// A configured S3 client.
@@ -90,6 +165,9 @@ pub struct S3Client {
     client: aws_sdk_s3::Client,
     signed: bool,
     endpoint_url: Option<String>,
+    endpoint: String,
+    limits: Limits,
+    retries: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl S3Client {
@@ -104,6 +182,7 @@ impl S3Client {
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Self {
         let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
+        let options = &with_env_limits(options, &non_empty);
         let endpoint_url = options
             .endpoint_url
             .clone()
@@ -127,6 +206,7 @@ impl S3Client {
                 .timeout_config(
                     TimeoutConfig::builder()
                         .connect_timeout(options.connect_timeout)
+                        .read_timeout(options.read_timeout)
                         .build(),
                 );
             loader = match &options.region {
@@ -180,11 +260,45 @@ impl S3Client {
             builder =
                 builder.response_checksum_validation(ResponseChecksumValidation::WhenRequired);
         }
+        let config = builder.build();
+        let endpoint = endpoint_url.clone().unwrap_or_else(|| {
+            let region = config.region().map_or(DEFAULT_REGION, |r| r.as_ref());
+            format!("https://s3.{region}.amazonaws.com")
+        });
         Self {
-            client: aws_sdk_s3::Client::from_conf(builder.build()),
+            client: aws_sdk_s3::Client::from_conf(config),
             signed,
             endpoint_url,
+            endpoint,
+            limits: Limits {
+                max_attempts: options.max_attempts.max(1),
+                initial_backoff: options.initial_backoff,
+                read_timeout: options.read_timeout,
+                operation_timeout: options.operation_timeout,
+                min_throughput: options.min_throughput,
+            },
+            retries: std::sync::Arc::default(),
         }
+    }
+
+    /// The endpoint requests go to (the override, else the region's AWS endpoint).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The time limits and retry budget.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Transfers retried so far by this client and its clones.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_retry(&self) {
+        self.retries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The SDK client.

@@ -16,8 +16,21 @@ pub enum S3ErrorKind {
     NotFound,
     /// The server is throttling or failing (retries were exhausted).
     Unavailable,
+    /// The response was malformed or ended early.
+    BadResponse,
     /// Anything else.
     Other,
+}
+
+impl S3ErrorKind {
+    /// Whether asking again may succeed: the endpoint was unreachable, busy or failing, or
+    /// its answer broke off.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            S3ErrorKind::Unreachable | S3ErrorKind::Unavailable | S3ErrorKind::BadResponse
+        )
+    }
 }
 
 impl fmt::Display for S3ErrorKind {
@@ -28,6 +41,7 @@ impl fmt::Display for S3ErrorKind {
             S3ErrorKind::NoSuchBucket => "no such bucket",
             S3ErrorKind::NotFound => "not found",
             S3ErrorKind::Unavailable => "service unavailable",
+            S3ErrorKind::BadResponse => "malformed or incomplete response",
             S3ErrorKind::Other => "request failed",
         })
     }
@@ -157,6 +171,7 @@ where
             }
         }
         SdkError::TimeoutError(_) => S3ErrorKind::Unreachable,
+        SdkError::ResponseError(_) => S3ErrorKind::BadResponse,
         SdkError::ServiceError(service) => match (service.err().code(), err.status()) {
             (Some("NoSuchBucket"), _) => S3ErrorKind::NoSuchBucket,
             (Some("NoSuchKey" | "NotFound" | "NoSuchUpload"), _) | (None, Some(404)) => {

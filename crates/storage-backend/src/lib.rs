@@ -48,7 +48,7 @@ pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend};
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).
 pub const SHA256_METADATA_KEY: &str = "sha256";
-/// The key (below the checked prefix) that an upload preflight HEADs; it need not exist.
+/// The key (below the checked prefix) that an upload preflight writes and deletes.
 pub const PREFLIGHT_PROBE_KEY: &str = ".rock-ci-preflight-probe";
 /// Files transferred at once by default (the AWS CLI's default too).
 pub const DEFAULT_CONCURRENCY: usize = 10;
@@ -155,8 +155,8 @@ impl TransferReport {
 /// Which direction a [`StorageBackend::preflight`] checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
-    /// Credentials present and the bucket writable-looking (an authenticated HEAD of a probe
-    /// key answers 200 or 404).
+    /// Credentials present, the bucket there, and writing proved: a probe object
+    /// ([`PREFLIGHT_PROBE_KEY`] below the location) is written and deleted.
     Upload,
     /// The prefix can be listed (signed or anonymously).
     Download,
@@ -421,7 +421,7 @@ impl StorageBackend {
     }
 
     /// Uploads the regular files below `source_dir` (symlinks skipped, symlinked directories
-    /// not entered) that match one of `include` (all when empty) and none of `exclude`, with
+    /// not entered; `.*.partial` leftovers of an interrupted write never) that match one of `include` (all when empty) and none of `exclude`, with
     /// rglob semantics (spec §5.1), to `dest/{relative path}`.
     pub async fn upload_directory(
         &self,
@@ -441,7 +441,7 @@ impl StorageBackend {
             Ok::<_, Error>(
                 select(&entries, &include, &exclude)
                     .into_iter()
-                    .filter(|e| e.is_file && !e.is_symlink)
+                    .filter(|e| e.is_file && !e.is_symlink && !is_leftover(e.name()))
                     .map(|e| (e.path.clone(), e.components.clone()))
                     .collect::<Vec<_>>(),
             )
@@ -505,6 +505,12 @@ impl StorageBackend {
 }
 
 use patterns::select;
+
+/// Whether `name` is a temporary `.{name}.XXXXXX.partial` (or `.{name}.partial`) file that a
+/// killed write left: never uploaded.
+fn is_leftover(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".partial")
+}
 
 fn batch_report(
     op: &'static str,

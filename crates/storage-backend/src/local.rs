@@ -23,11 +23,11 @@ fn copy_atomic(src: &Path, dst: &Path) -> Result<(), Error> {
     fs_err::create_dir_all(parent).map_err(|e| Error::from(FileError::write(parent, e)))?;
     let write_err = |source| Error::from(FileError::write(dst, source));
     let meta = fs_err::metadata(src).map_err(|e| Error::from(FileError::read(src, e)))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".rock-ci.")
-        .suffix(".partial")
-        .tempfile_in(parent)
-        .map_err(write_err)?;
+    let name = dst
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temp = file_tree::temp_file_in(parent, &name).map_err(write_err)?;
     let mut input = fs_err::File::open(src).map_err(|e| Error::from(FileError::read(src, e)))?;
     std::io::copy(&mut input, temp.as_file_mut()).map_err(write_err)?;
     let file = temp.as_file();

@@ -54,6 +54,7 @@ pub struct ObjectBody {
     len: u64,
     body: ByteStream,
     location: String,
+    read_timeout: std::time::Duration,
 }
 
 impl ObjectBody {
@@ -70,12 +71,31 @@ impl ObjectBody {
     /// The next piece of the body, `None` at its end. A connection that breaks is an
     /// [`Error::S3`] of kind [`S3ErrorKind::Unreachable`].
     pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, Error> {
-        self.body.try_next().await.map_err(|e| Error::S3 {
+        match tokio::time::timeout(self.read_timeout, self.body.try_next()).await {
+            Ok(Ok(chunk)) => Ok(chunk),
+            Ok(Err(e)) => Err(Error::S3 {
+                op: "download",
+                location: self.location.clone(),
+                kind: S3ErrorKind::Unreachable,
+                source: Box::new(e),
+            }),
+            Err(_) => Err(self.error(
+                S3ErrorKind::Unreachable,
+                format!(
+                    "the body stalled: nothing arrived for {} s",
+                    self.read_timeout.as_secs()
+                ),
+            )),
+        }
+    }
+
+    fn error(&self, kind: S3ErrorKind, reason: String) -> Error {
+        Error::S3 {
             op: "download",
             location: self.location.clone(),
-            kind: S3ErrorKind::Unreachable,
-            source: Box::new(e),
-        })
+            kind,
+            source: reason.into(),
+        }
     }
 
     /// The whole body as the pieces it arrived in; fewer bytes than announced is an error.
@@ -87,12 +107,10 @@ impl ObjectBody {
             out.push(chunk);
         }
         if received != self.len {
-            return Err(Error::S3 {
-                op: "download",
-                location: self.location,
-                kind: S3ErrorKind::Unreachable,
-                source: format!("the body ended after {received} of {} bytes", self.len).into(),
-            });
+            return Err(self.error(
+                S3ErrorKind::BadResponse,
+                format!("the body ended after {received} of {} bytes", self.len),
+            ));
         }
         Ok(out)
     }
@@ -112,6 +130,18 @@ fn absent_as_none<T>(result: Result<T, Error>) -> Result<Option<T>, Error> {
         Err(e) if e.s3_kind() == Some(S3ErrorKind::NotFound) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// Whether a failure may pass when asked again.
+fn is_transient(err: &Error) -> bool {
+    err.s3_kind().is_some_and(S3ErrorKind::is_transient)
+}
+
+/// The wait before retry `attempt` (1-based): `initial` doubled per retry, at most 20 s.
+fn backoff(initial: std::time::Duration, attempt: u32) -> std::time::Duration {
+    initial
+        .saturating_mul(1 << attempt.saturating_sub(1).min(10))
+        .min(std::time::Duration::from_secs(20))
 }
 
 fn part_size_for(size: u64, preferred: u64) -> u64 {
@@ -140,13 +170,16 @@ impl S3StorageBackend {
     /// workspace: existence checks, overwrite policies, copies and downloads all use it.
     pub async fn head_object(&self, loc: &StorageLocation) -> Result<Option<ObjectHead>, Error> {
         let head = self
-            .sdk()
-            .head_object()
-            .bucket(loc.bucket())
-            .key(loc.relative_path())
-            .send()
-            .await
-            .map_err(|e| Error::s3("head", loc.s3_uri(), e));
+            .retrying("head", &loc.s3_uri(), 0, || async {
+                self.sdk()
+                    .head_object()
+                    .bucket(loc.bucket())
+                    .key(loc.relative_path())
+                    .send()
+                    .await
+                    .map_err(|e| Error::s3("head", loc.s3_uri(), e))
+            })
+            .await;
         let Some(head) = absent_as_none(head)? else {
             return Ok(None);
         };
@@ -160,20 +193,37 @@ impl S3StorageBackend {
         }))
     }
 
-    /// Reads a small object whole; `None` if absent.
+    /// Reads a small object whole; `None` if absent. A body that breaks off is asked for
+    /// again, as any failed request.
     pub async fn get_small(&self, loc: &StorageLocation) -> Result<Option<Vec<u8>>, Error> {
-        let body = self.get(loc, None, None).await;
-        let Some(body) = absent_as_none(body)? else {
-            return Ok(None);
-        };
-        Ok(Some(body.collect().await?.concat()))
+        let body = self
+            .retrying("read", &loc.s3_uri(), 0, || async {
+                self.get_once(loc, None, None).await?.collect().await
+            })
+            .await;
+        Ok(absent_as_none(body)?.map(|parts| parts.concat()))
     }
 
     /// A GET of `loc`: the whole object, or `range` (first and last byte, inclusive; an open
     /// end reads to the end of the object). With `etag`, only that version of the object is
     /// read (a newer one fails the request), so ranges of one object can be put together.
-    /// A missing object is an [`Error::S3`] of kind [`S3ErrorKind::NotFound`].
+    /// A missing object is an [`Error::S3`] of kind [`S3ErrorKind::NotFound`]. The request is
+    /// retried until the response starts; reading the body is the caller's
+    /// ([`S3StorageBackend::read_range`] resumes a body that breaks off).
     pub async fn get(
+        &self,
+        loc: &StorageLocation,
+        range: Option<(u64, Option<u64>)>,
+        etag: Option<&str>,
+    ) -> Result<ObjectBody, Error> {
+        self.retrying("download", &loc.s3_uri(), 0, || {
+            self.get_once(loc, range, etag)
+        })
+        .await
+    }
+
+    /// One GET request (the SDK's own retries aside).
+    async fn get_once(
         &self,
         loc: &StorageLocation,
         range: Option<(u64, Option<u64>)>,
@@ -197,6 +247,161 @@ impl S3StorageBackend {
             len: u64::try_from(out.content_length().unwrap_or(0)).unwrap_or(0),
             body: out.body,
             location: loc.s3_uri(),
+            read_timeout: self.client.limits().read_timeout,
+        })
+    }
+
+    /// Bytes `first..=last` of `loc`, only of the version `etag` (when not empty). A body that
+    /// breaks off, stalls or ends early is asked for again from the byte it reached, with
+    /// backoff, up to the client's attempts; each retry is logged and counted. Fewer bytes
+    /// than asked for is an error, never a shorter answer.
+    pub async fn read_range(
+        &self,
+        loc: &StorageLocation,
+        (first, last): (u64, u64),
+        etag: &str,
+    ) -> Result<Vec<bytes::Bytes>, Error> {
+        let limits = *self.client.limits();
+        let location = format!("{} (bytes {first}-{last})", loc.s3_uri());
+        let mut parts = Vec::new();
+        let mut offset = first;
+        let mut attempt = 1;
+        let read = async {
+            loop {
+                let result = self
+                    .read_into(loc, (offset, last), etag, &mut parts, &mut offset)
+                    .await;
+                match result {
+                    Ok(()) => return Ok(()),
+                    Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
+                        self.log_retry(attempt, &location, &e);
+                        tokio::time::sleep(backoff(limits.initial_backoff, attempt)).await;
+                        attempt += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        self.within(
+            limits.deadline(last + 1 - first),
+            "download",
+            &location,
+            read,
+        )
+        .await?;
+        Ok(parts)
+    }
+
+    /// One GET of `offset..=last`, its pieces appended to `parts` and `offset` advanced as they
+    /// arrive (so that a retry resumes where this one broke).
+    async fn read_into(
+        &self,
+        loc: &StorageLocation,
+        (start, last): (u64, u64),
+        etag: &str,
+        parts: &mut Vec<bytes::Bytes>,
+        offset: &mut u64,
+    ) -> Result<(), Error> {
+        let mut body = self
+            .get_once(loc, Some((start, Some(last))), Some(etag))
+            .await?;
+        let wanted = last + 1 - start;
+        if body.len() != wanted {
+            return Err(body.error(
+                S3ErrorKind::BadResponse,
+                format!(
+                    "asked for {wanted} bytes, the server announced {}",
+                    body.len()
+                ),
+            ));
+        }
+        while let Some(chunk) = body.next_chunk().await? {
+            let room = last + 1 - *offset;
+            if chunk.len() as u64 > room {
+                return Err(body.error(
+                    S3ErrorKind::BadResponse,
+                    format!("the body is longer than the {wanted} bytes asked for"),
+                ));
+            }
+            *offset += chunk.len() as u64;
+            parts.push(chunk);
+        }
+        if *offset != last + 1 {
+            return Err(body.error(
+                S3ErrorKind::BadResponse,
+                format!(
+                    "the body ended after {} of {wanted} bytes",
+                    wanted - (last + 1 - *offset)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `request` until it succeeds or fails for good: transient failures are tried again
+    /// up to the client's attempts, with doubling backoff, each retry logged
+    /// (`++ Retry i/N for LOCATION: reason`) and counted; all of it within the deadline of a
+    /// request moving `bytes` of body.
+    pub(crate) async fn retrying<T, F, Fut>(
+        &self,
+        op: &'static str,
+        location: &str,
+        bytes: u64,
+        mut request: F,
+    ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        let limits = *self.client.limits();
+        let attempts = async {
+            let mut attempt = 1;
+            loop {
+                match request().await {
+                    Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
+                        self.log_retry(attempt, location, &e);
+                        tokio::time::sleep(backoff(limits.initial_backoff, attempt)).await;
+                        attempt += 1;
+                    }
+                    other => return other,
+                }
+            }
+        };
+        self.within(limits.deadline(bytes), op, location, attempts)
+            .await
+    }
+
+    fn log_retry(&self, attempt: u32, location: &str, err: &Error) {
+        self.client.count_retry();
+        tracing::warn!(
+            "++ Retry {attempt}/{} for {location}: {}",
+            self.client.limits().max_attempts - 1,
+            crate::chain(err)
+        );
+    }
+
+    /// `work`, or an [`S3ErrorKind::Unreachable`] error naming the endpoint and the limit when
+    /// it takes longer than `limit`.
+    async fn within<T>(
+        &self,
+        limit: std::time::Duration,
+        op: &'static str,
+        location: &str,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+            Err(Error::S3 {
+                op,
+                location: location.to_owned(),
+                kind: S3ErrorKind::Unreachable,
+                source: format!(
+                    "no complete answer from {} within {} s (raise {} for slow links)",
+                    self.client.endpoint(),
+                    limit.as_secs(),
+                    crate::EnvVars::ROCK_CI_OPERATION_TIMEOUT
+                )
+                .into(),
+            })
         })
     }
 
@@ -225,19 +430,23 @@ impl S3StorageBackend {
         sha: &str,
     ) -> Result<(), Error> {
         let size = data.len() as u64;
-        self.sdk()
-            .put_object()
-            .bucket(dest.bucket())
-            .key(dest.relative_path())
-            .content_type(content_type)
-            .content_length(i64::try_from(size).unwrap_or(i64::MAX))
-            .metadata(SHA256_METADATA_KEY, sha)
-            .body(ByteStream::from(data))
-            .customize()
-            .disable_payload_signing()
-            .send()
-            .await
-            .map_err(|e| Error::s3("upload", dest.s3_uri(), e))?;
+        let data = bytes::Bytes::from(data);
+        self.retrying("upload", &dest.s3_uri(), size, || async {
+            self.sdk()
+                .put_object()
+                .bucket(dest.bucket())
+                .key(dest.relative_path())
+                .content_type(content_type)
+                .content_length(i64::try_from(size).unwrap_or(i64::MAX))
+                .metadata(SHA256_METADATA_KEY, sha)
+                .body(ByteStream::from(data.clone()))
+                .customize()
+                .disable_payload_signing()
+                .send()
+                .await
+                .map_err(|e| Error::s3("upload", dest.s3_uri(), e))
+        })
+        .await?;
         Ok(())
     }
 
@@ -250,26 +459,61 @@ impl S3StorageBackend {
         prefix: &str,
         delimiter: bool,
     ) -> Result<Vec<ListedObject>, Error> {
-        let mut pages = self
-            .sdk()
-            .list_objects_v2()
-            .bucket(bucket)
-            .prefix(prefix)
-            .set_delimiter(delimiter.then(|| "/".to_owned()))
-            .into_paginator()
-            .send();
+        let location = format!("s3://{bucket}/{prefix}");
         let mut out = Vec::new();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| Error::s3("list", format!("s3://{bucket}/{prefix}"), e))?;
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .retrying("list", &location, 0, || async {
+                    self.sdk()
+                        .list_objects_v2()
+                        .bucket(bucket)
+                        .prefix(prefix)
+                        .set_delimiter(delimiter.then(|| "/".to_owned()))
+                        .set_continuation_token(token.clone())
+                        .send()
+                        .await
+                        .map_err(|e| Error::s3("list", location.clone(), e))
+                })
+                .await?;
+            // Servers differ on whether common prefixes count as keys; either is complete.
+            let (keys, prefixes) = (page.contents().len(), page.common_prefixes().len());
+            let incomplete = |reason: String| Error::S3 {
+                op: "list",
+                location: location.clone(),
+                kind: S3ErrorKind::BadResponse,
+                source: reason.into(),
+            };
+            if let Some(count) = page.key_count().and_then(|c| usize::try_from(c).ok())
+                && count != keys
+                && count != keys + prefixes
+            {
+                return Err(incomplete(format!(
+                    "a page says it holds {count} keys but lists {keys} (and {prefixes} prefixes)"
+                )));
+            }
             for object in page.contents() {
-                let Some(key) = object.key() else { continue };
+                let Some(key) = object.key() else {
+                    return Err(incomplete("an entry without a key".into()));
+                };
                 out.push(ListedObject {
                     key: key.to_owned(),
                     size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
                 });
             }
+            if page.is_truncated() != Some(true) {
+                return Ok(out);
+            }
+            match page.next_continuation_token() {
+                Some(next) if Some(next) != token.as_deref() => token = Some(next.to_owned()),
+                _ => {
+                    return Err(incomplete(
+                        "the listing is cut short: more keys are announced but no usable continuation token was given"
+                            .into(),
+                    ));
+                }
+            }
         }
-        Ok(out)
     }
 
     /// Creates `bucket`; one that already exists and is ours is fine.
@@ -412,28 +656,32 @@ impl S3StorageBackend {
         (number, offset, len): (i32, u64, u64),
         id: usize,
     ) -> Result<CompletedPart, Error> {
-        let body = ByteStream::read_from()
-            .path(source)
-            .offset(offset)
-            .length(Length::Exact(len))
-            .buffer_size(BODY_BUFFER)
-            .build()
-            .await
-            .map_err(|e| Error::from(FileError::read(source, std::io::Error::other(e))))?;
+        let location = format!("{} part {number}", dest.s3_uri());
         let out = self
-            .sdk()
-            .upload_part()
-            .bucket(dest.bucket())
-            .key(dest.relative_path())
-            .upload_id(upload_id)
-            .part_number(number)
-            .content_length(i64::try_from(len).unwrap_or(i64::MAX))
-            .body(body)
-            .customize()
-            .disable_payload_signing()
-            .send()
-            .await
-            .map_err(|e| Error::s3("upload part", format!("{} part {number}", dest.s3_uri()), e))?;
+            .retrying("upload part", &location, len, || async {
+                let body = ByteStream::read_from()
+                    .path(source)
+                    .offset(offset)
+                    .length(Length::Exact(len))
+                    .buffer_size(BODY_BUFFER)
+                    .build()
+                    .await
+                    .map_err(|e| FileError::read(source, std::io::Error::other(e)))?;
+                self.sdk()
+                    .upload_part()
+                    .bucket(dest.bucket())
+                    .key(dest.relative_path())
+                    .upload_id(upload_id)
+                    .part_number(number)
+                    .content_length(i64::try_from(len).unwrap_or(i64::MAX))
+                    .body(body)
+                    .customize()
+                    .disable_payload_signing()
+                    .send()
+                    .await
+                    .map_err(|e| Error::s3("upload part", location.clone(), e))
+            })
+            .await?;
         self.common.reporter.on_transfer_progress(id, len);
         Ok(CompletedPart::builder()
             .part_number(number)
@@ -657,39 +905,53 @@ impl S3StorageBackend {
                         source: "no AWS credentials were found".into(),
                     });
                 }
-                let probe = location.join(crate::PREFLIGHT_PROBE_KEY);
-                let found = self.head_object(&probe).await;
-                // A HEAD answers a missing bucket with a bare 404 too: ask the bucket.
-                let found = match found {
-                    Ok(None) => self
-                        .sdk()
+                let op = "preflight upload to";
+                let named = |e: Error, kind: Option<S3ErrorKind>| match e {
+                    Error::S3 {
+                        kind: found,
+                        source,
+                        ..
+                    } => Error::S3 {
+                        op,
+                        location: location.s3_uri(),
+                        kind: kind.unwrap_or(found),
+                        source,
+                    },
+                    e => e,
+                };
+                // The bucket first: some servers create a missing bucket on the first PUT.
+                self.retrying(op, &location.s3_uri(), 0, || async {
+                    self.sdk()
                         .head_bucket()
                         .bucket(location.bucket())
                         .send()
                         .await
-                        .map(|_| None)
-                        .map_err(|e| {
-                            let mut e = Error::s3("preflight upload to", location.s3_uri(), e);
-                            if let Error::S3 {
-                                kind: kind @ S3ErrorKind::NotFound,
-                                ..
-                            } = &mut e
-                            {
-                                *kind = S3ErrorKind::NoSuchBucket;
-                            }
-                            e
-                        }),
-                    other => other,
-                };
-                found.map(|_| ()).map_err(|e| match e {
-                    Error::S3 { kind, source, .. } => Error::S3 {
-                        op: "preflight upload to",
-                        location: location.s3_uri(),
-                        kind,
-                        source,
-                    },
-                    e => e,
+                        .map_err(|e| Error::s3(op, location.s3_uri(), e))
                 })
+                .await
+                .map_err(|e| {
+                    let missing = e.s3_kind() == Some(S3ErrorKind::NotFound);
+                    named(e, missing.then_some(S3ErrorKind::NoSuchBucket))
+                })?;
+                // Then write access, proved: a probe object is written and deleted.
+                let probe = location.join(crate::PREFLIGHT_PROBE_KEY);
+                let data = b"rock-ci write check\n".to_vec();
+                let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+                self.put_object(data, &probe, crate::DEFAULT_CONTENT_TYPE, &sha)
+                    .await
+                    .map_err(|e| named(e, None))?;
+                self.retrying(op, &probe.s3_uri(), 0, || async {
+                    self.sdk()
+                        .delete_object()
+                        .bucket(probe.bucket())
+                        .key(probe.relative_path())
+                        .send()
+                        .await
+                        .map_err(|e| Error::s3("delete", probe.s3_uri(), e))
+                })
+                .await
+                .map(|_| ())
+                .map_err(|e| named(e, None))
             }
             crate::Direction::Download => {
                 let rel = location.relative_path();

@@ -14,7 +14,6 @@ async fn local_backend_vectors() {
     let b = ArtifactBackend::local(t.path(), r).unwrap();
     let base = t.path().join("test-run-123-linux");
     assert_eq!(b.base_uri(), base.display().to_string());
-    assert!(base.is_dir());
     assert!(b.list_artifacts(None).await.unwrap().is_empty());
     for f in [
         "blas_lib_gfx94X.tar.zst",
@@ -176,4 +175,20 @@ async fn local_copy_between_runs() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound(_)), "{err:?}");
+}
+
+/// Reading from a staging directory creates nothing in it, not even the run's directory.
+#[tokio::test]
+async fn reading_creates_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let staging = t.path().join("staging");
+    let b = local(&staging, "42");
+    assert!(b.list_artifacts(None).await.unwrap().is_empty());
+    assert!(!b.artifact_exists("core_lib_generic.tar.zst").await.unwrap());
+    let err = b
+        .download_artifact("core_lib_generic.tar.zst", &t.path().join("out/a.tar.zst"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound(_)), "{err:?}");
+    assert!(!staging.exists(), "reading created {}", staging.display());
 }

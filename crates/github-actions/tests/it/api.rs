@@ -17,6 +17,7 @@ fn fast() -> RetryPolicy {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
         max_rate_limit_wait: Duration::from_secs(5),
+        ..RetryPolicy::default()
     }
 }
 
@@ -282,4 +283,69 @@ fn gh_token_is_used_when_github_token_is_unset() {
     let c = GithubClient::from_lookup(&env(&[("GITHUB_API_URL", &server.url())]));
     c.workflow_run("ROCm/TheRock", "12345").unwrap();
     assert_eq!(server.requests()[0].header("authorization"), None);
+}
+
+/// An endpoint that accepts connections and never answers: the look-up fails within the
+/// policy's limits, naming the endpoint without the credentials in its URL.
+#[test]
+fn a_silent_endpoint_fails_within_the_limits() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = std::thread::spawn(move || {
+        // Accept and hold the connections until the test ends.
+        let mut open = Vec::new();
+        for stream in listener.incoming().take(8) {
+            open.push(stream);
+        }
+    });
+    let client = GithubClient::from_lookup(&env(&[
+        ("GITHUB_API_URL", &format!("http://user:s3cret@{addr}")),
+        ("GITHUB_TOKEN", "t0k"),
+    ]))
+    .with_retry_policy(RetryPolicy {
+        read_timeout: Duration::from_millis(300),
+        attempt_timeout: Duration::from_secs(1),
+        give_up_after: Duration::from_secs(1),
+        ..fast()
+    });
+    let start = Instant::now();
+    let err = client.workflow_run("ROCm/TheRock", "1").unwrap_err();
+    let elapsed = start.elapsed();
+    let text = format!("{:#}", anyhow_like(&err));
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert!(text.contains(&format!("http://***@{addr}/")), "{text}");
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.to_lowercase().contains("timed out"), "{text}");
+    drop(held);
+}
+
+/// The error and its causes, joined.
+fn anyhow_like(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[test]
+fn credentials_in_urls_are_redacted() {
+    for (url, shown) in [
+        (
+            "https://user:pass@api.example.com/repos",
+            "https://***@api.example.com/repos",
+        ),
+        (
+            "https://token@api.example.com",
+            "https://***@api.example.com",
+        ),
+        ("https://api.example.com/a@b", "https://api.example.com/a@b"),
+        ("https://api.github.com", "https://api.github.com"),
+        ("not a url", "not a url"),
+    ] {
+        assert_eq!(github_actions::redact_url(url), shown, "{url}");
+    }
 }

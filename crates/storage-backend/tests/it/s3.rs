@@ -511,3 +511,51 @@ async fn injected_faults_are_retried_to_correct_bytes() {
     let listed = b.list_files(&loc("bucket", "run"), &[]).await.unwrap();
     assert_eq!(listed.len(), 200);
 }
+
+/// An endpoint that accepts connections and never answers: every kind of request fails
+/// within the client's limits, with a message naming the endpoint and the limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_endpoint_fails_within_the_limits() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let mut opts = options(format!("http://{addr}"), Anonymous::Never, SECRET_KEY);
+    opts.read_timeout = std::time::Duration::from_millis(300);
+    opts.operation_timeout = std::time::Duration::from_secs(2);
+    opts.initial_backoff = std::time::Duration::from_millis(10);
+    let client = storage_backend::S3Client::connect_with(&opts, &|_| None).await;
+    let s3 = storage_backend::S3StorageBackend::new(client.clone(), TransferOptions::default());
+    let backend = StorageBackend::S3(s3.clone());
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("a.log");
+    fs_err::write(&file, "x").unwrap();
+    let target = loc("bkt", "run/a.log");
+    let started = std::time::Instant::now();
+    let errors = vec![
+        s3.head_object(&target).await.unwrap_err(),
+        s3.list_prefix("bkt", "run/", true).await.unwrap_err(),
+        s3.read_range(&target, (0, 9), "").await.unwrap_err(),
+        backend.upload_file(&file, &target).await.unwrap_err(),
+        backend
+            .preflight(Direction::Upload, &loc("bkt", "run"))
+            .await
+            .unwrap_err(),
+    ];
+    // Five requests of at most about two seconds each, not minutes.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    for err in &errors {
+        let text = storage_backend::chain(err);
+        assert_eq!(err.s3_kind(), Some(S3ErrorKind::Unreachable), "{text}");
+        assert!(text.contains(&format!("http://{addr}")), "{text}");
+        assert!(text.contains("within 2 s"), "{text}");
+    }
+}
