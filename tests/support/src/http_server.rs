@@ -101,6 +101,11 @@ impl HttpServer {
         }
     }
 
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// `http://127.0.0.1:{port}`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
