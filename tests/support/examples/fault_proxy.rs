@@ -23,30 +23,37 @@ use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
 
 const USAGE: &str = "usage: fault_proxy --upstream ADDR [--listen ADDR] [--rate P] [--seed N] [--kinds K,...] [--method M] [--throttle BYTES_PER_SEC]";
 
-/// Every kind with its command-line name (`throttle` takes its rate from `--throttle`).
-const KINDS: [(&str, Fault); 8] = [
-    ("500", Fault::Status500),
-    ("503", Fault::Status503),
-    ("reset-before-headers", Fault::ResetBeforeHeaders),
-    ("reset-mid-body", Fault::ResetMidBody),
-    ("truncated-body", Fault::TruncatedBody),
-    ("short-body", Fault::ShortBodyMatchingLength),
-    ("bit-flip", Fault::BitFlip),
-    ("stall", Fault::Stall),
+/// The command-line names of the kinds (`throttle` takes its rate from `--throttle`).
+const NAMES: [&str; 8] = [
+    "500",
+    "503",
+    "reset-before-headers",
+    "reset-mid-body",
+    "truncated-body",
+    "short-body",
+    "bit-flip",
+    "stall",
 ];
 
 fn kind(name: &str) -> Fault {
-    KINDS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or_else(|| panic!("unknown fault kind {name}; {USAGE}"), |(_, f)| *f)
+    match name {
+        "500" => Fault::Status500,
+        "503" => Fault::Status503,
+        "reset-before-headers" => Fault::ResetBeforeHeaders,
+        "reset-mid-body" => Fault::ResetMidBody,
+        "truncated-body" => Fault::TruncatedBody,
+        "short-body" => Fault::ShortBodyMatchingLength,
+        "bit-flip" => Fault::BitFlip,
+        "stall" => Fault::Stall,
+        _ => panic!("unknown fault kind {name}; {USAGE}"),
+    }
 }
 
 fn main() {
     let mut listen: SocketAddr = "127.0.0.1:0".parse().expect("address");
     let mut upstream = None;
     let (mut rate, mut seed, mut method, mut throttle) = (0.0_f64, 0_u64, None, None);
-    let mut kinds: Vec<Fault> = KINDS[..7].iter().map(|(_, f)| *f).collect();
+    let mut kinds: Vec<Fault> = NAMES[..7].iter().map(|n| kind(n)).collect();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || {
@@ -96,9 +103,9 @@ fn main() {
             break;
         }
     }
-    let counts: Vec<String> = KINDS
+    let counts: Vec<String> = NAMES
         .iter()
-        .map(|(name, f)| format!("\"{name}\": {}", proxy.injected(*f)))
+        .map(|name| format!("\"{name}\": {}", proxy.injected(kind(name))))
         .collect();
     println!(
         "{{\"passed\": {}, {}, \"throttle\": {}}}",

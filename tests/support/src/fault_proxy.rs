@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::server_thread::ServerThread;
+use crate::server_thread::{ServerThread, accept_until};
 
 /// A fault injected into one exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,18 +302,8 @@ impl FaultProxy {
         });
         let thread = {
             let shared = shared.clone();
-            ServerThread::spawn(2, move |mut stop| async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let socket = tokio::select! {
-                        accepted = listener.accept() => match accepted {
-                            Ok((socket, _)) => socket,
-                            Err(_) => continue,
-                        },
-                        _ = &mut stop => break,
-                    };
-                    tokio::spawn(serve(socket, shared.clone()));
-                }
+            ServerThread::spawn(2, move |stop| {
+                accept_until(listener, stop, move |socket| serve(socket, shared.clone()))
             })
         };
         Self {

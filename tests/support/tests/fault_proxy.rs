@@ -159,24 +159,27 @@ fn error_statuses_answer_s3_error_bodies_without_the_upstream() {
     assert_eq!(proxy.passed(), 0);
 }
 
-#[test]
-fn reset_before_headers_resets_the_connection() {
+/// What a GET of `path` through a proxy with `fault` (a reset) on every request gets before
+/// the reset.
+fn reset_get_through(fault: Fault, path: &str) -> Seen {
     let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::ResetBeforeHeaders));
-    let seen = get(&proxy, "/bytes/10");
+    let proxy = proxy(&server, Rule::new(fault));
+    let seen = get(&proxy, path);
     let error = seen.error.as_ref().expect("a reset");
     assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+    assert_eq!(proxy.injected(fault), 1);
+    seen
+}
+
+#[test]
+fn reset_before_headers_resets_the_connection() {
+    let seen = reset_get_through(Fault::ResetBeforeHeaders, "/bytes/10");
     assert!(seen.head.is_empty(), "{}", seen.head);
-    assert_eq!(proxy.injected(Fault::ResetBeforeHeaders), 1);
 }
 
 #[test]
 fn reset_mid_body_sends_part_of_the_body_then_resets() {
-    let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::ResetMidBody));
-    let seen = get(&proxy, "/bytes/20000");
-    let error = seen.error.as_ref().expect("a reset");
-    assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+    let seen = reset_get_through(Fault::ResetMidBody, "/bytes/20000");
     assert_eq!(seen.content_length(), 20_000);
     assert!(
         (1..20_000).contains(&seen.body.len()),
@@ -184,28 +187,36 @@ fn reset_mid_body_sends_part_of_the_body_then_resets() {
         seen.body.len()
     );
     assert_eq!(seen.body, pattern(20_000)[..seen.body.len()]);
-    assert_eq!(proxy.injected(Fault::ResetMidBody), 1);
+}
+
+/// A proxy with `fault` on every request, and what a GET of `path` through it gets, ending
+/// cleanly.
+fn clean_get_through(fault: Fault, path: &str) -> (HttpServer, FaultProxy, Seen) {
+    let server = upstream();
+    let proxy = proxy(&server, Rule::new(fault));
+    let seen = get(&proxy, path);
+    assert!(seen.error.is_none(), "{:?}", seen.error);
+    (server, proxy, seen)
+}
+
+/// [`clean_get_through`] of 20,000 bytes, which gets the first half of the body.
+fn first_half_through(fault: Fault) -> (HttpServer, FaultProxy, Seen) {
+    let (server, proxy, seen) = clean_get_through(fault, "/bytes/20000");
+    assert_eq!(seen.body, pattern(20_000)[..10_000]);
+    assert_eq!(proxy.injected(fault), 1);
+    (server, proxy, seen)
 }
 
 #[test]
 fn truncated_body_ends_early_with_a_clean_close() {
-    let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::TruncatedBody));
-    let seen = get(&proxy, "/bytes/20000");
-    assert!(seen.error.is_none(), "{:?}", seen.error);
+    let (_server, _proxy, seen) = first_half_through(Fault::TruncatedBody);
     assert_eq!(seen.content_length(), 20_000);
-    assert_eq!(seen.body, pattern(20_000)[..10_000]);
-    assert_eq!(proxy.injected(Fault::TruncatedBody), 1);
 }
 
 #[test]
 fn short_body_rewrites_the_length_and_the_range() {
-    let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::ShortBodyMatchingLength));
-    let seen = get(&proxy, "/bytes/20000");
-    assert!(seen.error.is_none(), "{:?}", seen.error);
+    let (_server, proxy, seen) = first_half_through(Fault::ShortBodyMatchingLength);
     assert_eq!(seen.content_length(), 10_000);
-    assert_eq!(seen.body, pattern(20_000)[..10_000]);
     let seen = get(&proxy, "/range");
     assert_eq!(seen.status(), "206");
     assert_eq!(seen.content_length(), 50);
@@ -216,10 +227,7 @@ fn short_body_rewrites_the_length_and_the_range() {
 
 #[test]
 fn bit_flip_corrupts_one_byte_and_keeps_the_length() {
-    let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::BitFlip));
-    let seen = get(&proxy, "/bytes/20000");
-    assert!(seen.error.is_none(), "{:?}", seen.error);
+    let (_server, proxy, seen) = clean_get_through(Fault::BitFlip, "/bytes/20000");
     assert_eq!(seen.content_length(), 20_000);
     let original = pattern(20_000);
     let differing: Vec<usize> = (0..20_000)
@@ -231,10 +239,7 @@ fn bit_flip_corrupts_one_byte_and_keeps_the_length() {
 
 #[test]
 fn body_faults_pass_responses_without_a_body() {
-    let server = upstream();
-    let proxy = proxy(&server, Rule::new(Fault::TruncatedBody));
-    let seen = get(&proxy, "/bytes/0");
-    assert!(seen.error.is_none(), "{:?}", seen.error);
+    let (_server, proxy, seen) = clean_get_through(Fault::TruncatedBody, "/bytes/0");
     assert_eq!(seen.status(), "200");
     assert_eq!((proxy.passed(), proxy.injected_total()), (1, 0));
 }
