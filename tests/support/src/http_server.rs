@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 
-use crate::server_thread::ServerThread;
+use crate::server_thread::{ServerThread, accept_until};
 
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
@@ -92,13 +92,22 @@ impl HttpServer {
         let handler: Arc<Handler> = Arc::new(handler);
         let thread = {
             let requests = requests.clone();
-            ServerThread::spawn(1, move |stop| accept(listener, stop, requests, handler))
+            ServerThread::spawn(1, move |stop| {
+                accept_until(listener, stop, move |socket| {
+                    serve(socket, requests.clone(), handler.clone())
+                })
+            })
         };
         Self {
             addr,
             requests,
             _thread: thread,
         }
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:{port}`.
@@ -109,25 +118,6 @@ impl HttpServer {
     /// The requests received so far, in order.
     pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().expect("lock").clone()
-    }
-}
-
-async fn accept(
-    listener: std::net::TcpListener,
-    mut stop: tokio::sync::oneshot::Receiver<()>,
-    requests: Arc<Mutex<Vec<Request>>>,
-    handler: Arc<Handler>,
-) {
-    let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-    loop {
-        let socket = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((socket, _)) => socket,
-                Err(_) => continue,
-            },
-            _ = &mut stop => break,
-        };
-        tokio::spawn(serve(socket, requests.clone(), handler.clone()));
     }
 }
 

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod elf;
+mod fault_proxy;
 mod http_server;
 pub mod rocm;
 pub mod s3;
@@ -16,6 +17,7 @@ mod server_thread;
 
 use std::path::Path;
 
+pub use fault_proxy::{Fault, FaultPlan, FaultProxy, RequestHead, Rule};
 pub use http_server::{HttpServer, Reply, Request};
 pub use s3::{S3Server, S3ServerOptions};
 

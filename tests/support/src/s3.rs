@@ -110,6 +110,11 @@ impl S3Server {
         }
     }
 
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// `http://127.0.0.1:{port}`.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)

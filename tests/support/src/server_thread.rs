@@ -4,6 +4,28 @@ use std::future::Future;
 
 use tokio::sync::oneshot;
 
+/// Accepts connections on `listener` until `stop` completes, each served by a task running
+/// `serve`.
+pub(crate) async fn accept_until<F>(
+    listener: std::net::TcpListener,
+    mut stop: oneshot::Receiver<()>,
+    serve: impl Fn(tokio::net::TcpStream) -> F,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+    loop {
+        let socket = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => socket,
+                Err(_) => continue,
+            },
+            _ = &mut stop => break,
+        };
+        tokio::spawn(serve(socket));
+    }
+}
+
 /// A server's thread; stopping it (on drop) ends the server's future, then its runtime, its
 /// listener and every open connection.
 pub(crate) struct ServerThread {

@@ -2,6 +2,7 @@
 //! S3-protocol server on 127.0.0.1.
 
 mod local;
+mod proxy;
 mod s3;
 
 use std::path::Path;
