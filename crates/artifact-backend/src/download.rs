@@ -140,7 +140,48 @@ impl ArtifactBackend {
     /// sidecar is written beside it as `{key}.sha256sum`. A partial file left by an interrupted
     /// download of the same object is resumed with a ranged GET and the whole is verified. On a
     /// mismatch nothing is left at `dest` (or in the partial file).
+    ///
+    /// From S3, a download whose digest does not match, or whose body was cut short after
+    /// the storage retries, is started again from scratch, up to the client's attempts.
     pub async fn download_artifact(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
+        self.again_if_damaged(key, || self.download_artifact_once(key, dest))
+            .await
+    }
+
+    /// Runs `fetch` of artifact `key` again while it fails with bytes that arrived damaged,
+    /// up to the S3 client's attempts (once for a local backend), logging each retry.
+    pub(crate) async fn again_if_damaged<T, F, Fut>(
+        &self,
+        key: &str,
+        mut fetch: F,
+    ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        let ArtifactBackend::S3(b) = self else {
+            return fetch().await;
+        };
+        let attempts = b.client.limits().max_attempts;
+        let mut attempt = 1;
+        loop {
+            match fetch().await {
+                Err(e) if attempt < attempts && e.arrived_damaged() => {
+                    b.client.count_retry();
+                    tracing::warn!(
+                        "++ Retry {attempt}/{} for {}: {}",
+                        attempts - 1,
+                        self.location(key).s3_uri(),
+                        storage_backend::chain(&e)
+                    );
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn download_artifact_once(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
         let dir = dest.parent().unwrap_or(Path::new(".")).to_path_buf();
         fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
         let expected = self.expected_sha256(key).await?;

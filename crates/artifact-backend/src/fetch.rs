@@ -388,6 +388,10 @@ impl ArtifactBackend {
     /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
     /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`VERIFIED_DIR`] so that
     /// [`ArtifactBackend::extracted_is_current`] knows it.
+    ///
+    /// From S3, a fetch whose bytes arrived damaged (a digest that does not match, an archive
+    /// that does not decode, a body cut short after the storage retries) is started again
+    /// from scratch, up to the client's attempts, each retry logged.
     pub async fn fetch_extracted(
         &self,
         key: &str,
@@ -396,6 +400,19 @@ impl ArtifactBackend {
         index: Arc<FlattenIndex>,
     ) -> Result<Fetched, Error> {
         let unpacking: Unpacking = unpacking.into();
+        self.again_if_damaged(key, || {
+            self.fetch_extracted_once(key, output_dir, unpacking, index.clone())
+        })
+        .await
+    }
+
+    async fn fetch_extracted_once(
+        &self,
+        key: &str,
+        output_dir: &Path,
+        unpacking: Unpacking,
+        index: Arc<FlattenIndex>,
+    ) -> Result<Fetched, Error> {
         let layout = unpacking.layout;
         let format = ArchiveFormat::from_file_name(key).ok_or_else(|| {
             Error::Artifacts(artifacts::Error::UnknownArchiveFormat(PathBuf::from(key)))

@@ -135,7 +135,7 @@ impl Default for RetryPolicy {
             give_up_after: Duration::from_secs(40),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(20),
-            attempt_timeout: Duration::from_secs(60),
+            attempt_timeout: Duration::from_mins(1),
         }
     }
 }

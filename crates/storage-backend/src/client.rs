@@ -98,7 +98,7 @@ impl Default for ClientOptions {
             initial_backoff: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(20),
-            operation_timeout: Duration::from_secs(60),
+            operation_timeout: Duration::from_mins(1),
             min_throughput: 64 << 10,
             max_idle_connections: crate::DEFAULT_CONCURRENCY * crate::DEFAULT_PART_CONCURRENCY,
         }
@@ -136,13 +136,11 @@ fn with_env_limits(
     let mut options = options.clone();
     let number = |var: &'static str| {
         let value = non_empty(var)?;
-        match value.trim().parse::<u64>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                tracing::warn!("Ignoring {var}={value}: not a whole number");
-                None
-            }
+        let parsed = value.trim().parse::<u64>().ok();
+        if parsed.is_none() {
+            tracing::warn!("Ignoring {var}={value}: not a whole number");
         }
+        parsed
     };
     if let Some(n) = number(EnvVars::ROCK_CI_CONNECT_TIMEOUT) {
         options.connect_timeout = Duration::from_secs(n.max(1));
@@ -296,7 +294,8 @@ impl S3Client {
         self.retries.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    pub(crate) fn count_retry(&self) {
+    /// Counts a retry made on this client's behalf (shown with [`S3Client::retries`]).
+    pub fn count_retry(&self) {
         self.retries
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }

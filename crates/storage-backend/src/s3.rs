@@ -268,9 +268,9 @@ impl S3StorageBackend {
         let mut attempt = 1;
         let read = async {
             loop {
-                let result = self
-                    .read_into(loc, (offset, last), etag, &mut parts, &mut offset)
-                    .await;
+                let result =
+                    Box::pin(self.read_into(loc, (offset, last), etag, &mut parts, &mut offset))
+                        .await;
                 match result {
                     Ok(()) => return Ok(()),
                     Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
@@ -357,7 +357,7 @@ impl S3StorageBackend {
         let attempts = async {
             let mut attempt = 1;
             loop {
-                match request().await {
+                match Box::pin(request()).await {
                     Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
                         self.log_retry(attempt, location, &e);
                         tokio::time::sleep(backoff(limits.initial_backoff, attempt)).await;
@@ -389,20 +389,22 @@ impl S3StorageBackend {
         location: &str,
         work: impl std::future::Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
-        tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
-            Err(Error::S3 {
-                op,
-                location: location.to_owned(),
-                kind: S3ErrorKind::Unreachable,
-                source: format!(
-                    "no complete answer from {} within {} s (raise {} for slow links)",
-                    self.client.endpoint(),
-                    limit.as_secs(),
-                    crate::EnvVars::ROCK_CI_OPERATION_TIMEOUT
-                )
-                .into(),
+        tokio::time::timeout(limit, Box::pin(work))
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::S3 {
+                    op,
+                    location: location.to_owned(),
+                    kind: S3ErrorKind::Unreachable,
+                    source: format!(
+                        "no complete answer from {} within {} s (raise {} for slow links)",
+                        self.client.endpoint(),
+                        limit.as_secs(),
+                        crate::EnvVars::ROCK_CI_OPERATION_TIMEOUT
+                    )
+                    .into(),
+                })
             })
-        })
     }
 
     /// Writes `data` as object `dest`, with the content type of its name and its SHA-256 in
@@ -460,12 +462,20 @@ impl S3StorageBackend {
         delimiter: bool,
     ) -> Result<Vec<ListedObject>, Error> {
         let location = format!("s3://{bucket}/{prefix}");
+        let incomplete = |reason: String| Error::S3 {
+            op: "list",
+            location: location.clone(),
+            kind: S3ErrorKind::BadResponse,
+            source: reason.into(),
+        };
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
+            // A page is believed only when it is whole; one that is not is asked for again.
             let page = self
                 .retrying("list", &location, 0, || async {
-                    self.sdk()
+                    let page = self
+                        .sdk()
                         .list_objects_v2()
                         .bucket(bucket)
                         .prefix(prefix)
@@ -473,34 +483,27 @@ impl S3StorageBackend {
                         .set_continuation_token(token.clone())
                         .send()
                         .await
-                        .map_err(|e| Error::s3("list", location.clone(), e))
+                        .map_err(|e| Error::s3("list", location.clone(), e))?;
+                    // Servers differ on whether common prefixes count as keys; either is whole.
+                    let (keys, prefixes) = (page.contents().len(), page.common_prefixes().len());
+                    if let Some(count) = page.key_count().and_then(|c| usize::try_from(c).ok())
+                        && count != keys
+                        && count != keys + prefixes
+                    {
+                        return Err(incomplete(format!(
+                            "a page says it holds {count} keys but lists {keys} (and {prefixes} prefixes)"
+                        )));
+                    }
+                    if page.contents().iter().any(|o| o.key().is_none()) {
+                        return Err(incomplete("an entry without a key".into()));
+                    }
+                    Ok(page)
                 })
                 .await?;
-            // Servers differ on whether common prefixes count as keys; either is complete.
-            let (keys, prefixes) = (page.contents().len(), page.common_prefixes().len());
-            let incomplete = |reason: String| Error::S3 {
-                op: "list",
-                location: location.clone(),
-                kind: S3ErrorKind::BadResponse,
-                source: reason.into(),
-            };
-            if let Some(count) = page.key_count().and_then(|c| usize::try_from(c).ok())
-                && count != keys
-                && count != keys + prefixes
-            {
-                return Err(incomplete(format!(
-                    "a page says it holds {count} keys but lists {keys} (and {prefixes} prefixes)"
-                )));
-            }
-            for object in page.contents() {
-                let Some(key) = object.key() else {
-                    return Err(incomplete("an entry without a key".into()));
-                };
-                out.push(ListedObject {
-                    key: key.to_owned(),
-                    size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
-                });
-            }
+            out.extend(page.contents().iter().map(|object| ListedObject {
+                key: object.key().unwrap_or_default().to_owned(),
+                size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
+            }));
             if page.is_truncated() != Some(true) {
                 return Ok(out);
             }

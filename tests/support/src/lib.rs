@@ -29,6 +29,9 @@ pub fn write_artifact(
     stage: &str,
     files: &[(&str, &str)],
 ) {
+    if let Some(dir) = path.parent() {
+        fs_err::create_dir_all(dir).expect("the archive's directory");
+    }
     let mut w = artifacts::ArchiveWriter::create(path, compression).expect("create archive");
     w.append_data(
         "artifact_manifest.txt",

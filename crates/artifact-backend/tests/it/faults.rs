@@ -75,3 +75,103 @@ async fn s3_transfers_survive_injected_faults() {
     assert_eq!(fs_err::read(&got.path).unwrap(), big);
     assert!(server.faults() >= 40, "only {} faults", server.faults());
 }
+
+/// A backend of run 44 in bucket `bkt` of `server`, reached through a fault proxy with `plan`.
+async fn through_proxy(
+    server: &S3Server,
+    plan: rock_ci_test_support::FaultPlan,
+) -> (rock_ci_test_support::FaultProxy, ArtifactBackend) {
+    let proxy = rock_ci_test_support::FaultProxy::start(server.addr(), plan);
+    let c = S3Client::connect_with(
+        &ClientOptions {
+            region: Some("us-east-1".into()),
+            endpoint_url: Some(proxy.endpoint()),
+            credentials: Some(Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "test")),
+            max_attempts: 3,
+            initial_backoff: std::time::Duration::from_millis(10),
+            ..ClientOptions::default()
+        },
+        &|_| None,
+    )
+    .await;
+    (proxy, ArtifactBackend::s3(c, root("bkt", "", "44")))
+}
+
+/// Bytes damaged on the way (flipped bits under a matching length): the digest (or the
+/// archive's own checksum) catches it, the artifact is fetched again and arrives whole; when
+/// every GET is damaged, the fetch fails and nothing of it is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn damaged_bytes_are_fetched_again_and_never_accepted() {
+    use rock_ci_test_support::{Fault, FaultPlan, Rule};
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("up/core_lib_generic.tar.zst");
+    let noise: String = (0..200_000u32)
+        .map(|i| char::from(b'a' + u8::try_from(i.wrapping_mul(2_654_435_761) % 26).unwrap()))
+        .collect();
+    fs_err::create_dir_all(src.parent().unwrap()).unwrap();
+    rock_ci_test_support::write_artifact(
+        &src,
+        artifacts::Compression::Zstd { level: 3 },
+        "core/stage",
+        &[("lib/libcore.so", &noise)],
+    );
+    let (_clean, uploader) = through_proxy(&server, FaultPlan::new()).await;
+    uploader
+        .upload_artifact(&src, "core_lib_generic.tar.zst")
+        .await
+        .unwrap();
+
+    let archive_gets = || {
+        Rule::new(Fault::BitFlip)
+            .method("GET")
+            .path_contains("core_lib_generic.tar.zst")
+            .when(|head| !head.path.contains("sha256sum"))
+    };
+    // The first GET of the archive is damaged: fetched again, verified, whole.
+    let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets().first(1))).await;
+    let out = t.path().join("out");
+    let got = b
+        .fetch_extracted(
+            "core_lib_generic.tar.zst",
+            &out,
+            artifacts::Layout::Full,
+            std::sync::Arc::default(),
+        )
+        .await
+        .unwrap();
+    assert!(got.verified);
+    assert_eq!(proxy.injected(Fault::BitFlip), 1);
+    let file = out.join("core_lib_generic/core/stage/lib/libcore.so");
+    assert!(fs_err::read_to_string(&file).unwrap() == noise);
+
+    // Every GET of the archive is damaged: an error, and nothing at the destination.
+    let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets())).await;
+    let out = t.path().join("out2");
+    let err = b
+        .fetch_extracted(
+            "core_lib_generic.tar.zst",
+            &out,
+            artifacts::Layout::Full,
+            std::sync::Arc::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.arrived_damaged(), "{err:?}");
+    assert_eq!(proxy.injected(Fault::BitFlip), 3, "one fetch per attempt");
+    assert_eq!(crate::names_in(&out), Vec::<String>::new());
+    // The same for a download of the archive itself.
+    let err = b
+        .download_artifact(
+            "core_lib_generic.tar.zst",
+            &t.path().join("dl/core_lib_generic.tar.zst"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, artifact_backend::Error::ChecksumMismatch { .. }),
+        "{err:?}"
+    );
+    assert_eq!(crate::names_in(&t.path().join("dl")), Vec::<String>::new());
+}

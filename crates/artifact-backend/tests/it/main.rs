@@ -61,6 +61,19 @@ pub(crate) fn root(bucket: &str, external: &str, run: &str) -> WorkflowOutputRoo
     WorkflowOutputRoot::new(bucket, external, run, Platform::Linux).unwrap()
 }
 
+/// The names in directory `dir`, sorted; none when it does not exist.
+pub(crate) fn names_in(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = fs_err::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
 pub(crate) fn names(entries: &[artifact_backend::ArtifactEntry]) -> Vec<&str> {
     entries.iter().map(|e| e.file_name.as_str()).collect()
 }

@@ -133,7 +133,8 @@ async fn s3_upload_download_verify_and_resume() {
         ]
     );
 
-    // A corrupt partial file is never trusted: the whole fails verification, nothing is left.
+    // A corrupt partial file is never trusted: the whole fails verification, the partial file
+    // is discarded, and the artifact is fetched again from scratch (one retry, counted).
     let dest3 = t.path().join("corrupt/core_lib_generic.tar.zst");
     let mut bad = content[..1_000_000].to_vec();
     bad[500] ^= 0xff;
@@ -146,21 +147,22 @@ async fn s3_upload_download_verify_and_resume() {
             .join("corrupt/.core_lib_generic.tar.zst.partial.etag"),
         etag.as_bytes(),
     );
-    let err = b
-        .download_artifact("core_lib_generic.tar.zst", &dest3)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err:?}");
-    assert_eq!(
-        fs_err::read_dir(t.path().join("corrupt")).unwrap().count(),
-        0
-    );
-    // ...and the re-run after it succeeds from scratch.
-    let got = b
+    let c = client(&server, SECRET_KEY).await;
+    let fresh = ArtifactBackend::s3(c.clone(), root("bkt", "", "7"));
+    let got = fresh
         .download_artifact("core_lib_generic.tar.zst", &dest3)
         .await
         .unwrap();
-    assert_eq!(got.resumed, 0);
+    assert_eq!((got.resumed, got.verified), (0, true));
+    assert!(fs_err::read(&dest3).unwrap() == content);
+    assert_eq!(c.retries(), 1);
+    assert_eq!(
+        crate::names_in(&t.path().join("corrupt")),
+        [
+            "core_lib_generic.tar.zst",
+            "core_lib_generic.tar.zst.sha256sum"
+        ]
+    );
 
     // A partial file of another object version (different ETag) is discarded.
     let dest4 = t.path().join("stale/core_lib_generic.tar.zst");
