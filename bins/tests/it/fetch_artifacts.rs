@@ -44,7 +44,7 @@ fn fetch_command(server: &S3Server, github_url: &str, run_id: &str) -> Command {
 
 struct Fixture {
     server: S3Server,
-    _github: HttpServer,
+    github: HttpServer,
     github_url: String,
     work: tempfile::TempDir,
 }
@@ -102,7 +102,7 @@ fn fixture() -> Fixture {
     let github_url = github.url();
     Fixture {
         server,
-        _github: github,
+        github,
         github_url,
         work: tempfile::tempdir().unwrap(),
     }
@@ -502,4 +502,58 @@ fn interrupted_fetch_then_rerun() {
         fs_err::read_to_string(f.out().join("big_lib_generic/big/stage/data.bin")).unwrap(),
         noise
     );
+}
+
+/// Long options abbreviate as with `argparse`; `--run-github-repo=` (an unset workflow input)
+/// falls back to `ROCm/TheRock`; extracted files keep the archive's mtimes.
+#[test]
+fn abbreviated_flags_empty_repository_and_mtimes() {
+    let f = fixture();
+    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+        .args([
+            "--run-i",
+            "555",
+            "--pl=linux",
+            "--art",
+            "gfx110X-all",
+            "--run-github-repo=",
+            "--out",
+            "o",
+        ])
+        .env_clear()
+        .env("GITHUB_API_URL", &f.github_url)
+        .envs(f.server.aws_env())
+        .current_dir(f.work.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("  github_repository: ROCm/TheRock"),
+        "{stdout}"
+    );
+    let requests = f.github.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path.contains("/repos/ROCm/TheRock/actions/runs/555")),
+        "{:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    // The fixture's archives record mtime 0 for every member.
+    let lib = f
+        .work
+        .path()
+        .join("o/rand_lib_gfx110X-all/math-libs/rand/stage/lib/librand.so");
+    let mtime = fs_err::metadata(&lib).unwrap().modified().unwrap();
+    assert_eq!(mtime, std::time::UNIX_EPOCH);
+
+    let out = f.run(&["--a", "gfx110X-all"]);
+    assert_fails_with(
+        &out,
+        2,
+        "ambiguous option: --a could match --artifact-group, --amdgpu-targets",
+        "--a",
+    );
+    assert!(out.stdout.is_empty());
 }
