@@ -557,3 +557,135 @@ fn abbreviated_flags_empty_repository_and_mtimes() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// A TCP proxy in front of `upstream` that holds back every request naming `held` (not its
+/// sidecar) until [`HoldingProxy::release`].
+struct HoldingProxy {
+    url: String,
+    gate: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl HoldingProxy {
+    fn start(upstream: &str, held: &str) -> Self {
+        use std::io::{Read as _, Write as _};
+        use std::net::{TcpListener, TcpStream};
+        let upstream = upstream.trim_start_matches("http://").to_owned();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let held = held.as_bytes().to_vec();
+        let g = gate.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { return };
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    return;
+                };
+                let (mut client_back, mut server_back) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || std::io::copy(&mut server_back, &mut client_back));
+                let (held, gate) = (held.clone(), g.clone());
+                std::thread::spawn(move || {
+                    let mut buf = vec![0; 64 << 10];
+                    while let Ok(n) = client.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        let chunk = &buf[..n];
+                        let names_held = chunk
+                            .windows(held.len() + 1)
+                            .any(|w| w.starts_with(&held) && w[held.len()] != b'.');
+                        if names_held {
+                            let (lock, cvar) = &*gate;
+                            let mut open = lock.lock().unwrap();
+                            while !*open {
+                                open = cvar.wait(open).unwrap();
+                            }
+                        }
+                        if server.write_all(chunk).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Self { url, gate }
+    }
+
+    fn release(&self) {
+        let (lock, cvar) = &*self.gate;
+        *lock.lock().unwrap() = true;
+        cvar.notify_all();
+    }
+}
+
+/// Each artifact's line is printed when that artifact is done, not when the last one is.
+#[test]
+fn per_artifact_lines_arrive_as_each_finishes() {
+    use std::io::BufRead as _;
+    let f = fixture();
+    let slow = "slow_lib_generic.tar.zst";
+    put_artifact(
+        &f.server.root().join("therock-ci-artifacts/555-linux"),
+        slow,
+        ZSTD,
+        "slow/stage",
+        &[("lib/libslow.so", "slow")],
+        true,
+    );
+    let proxy = HoldingProxy::start(&f.server.endpoint(), slow);
+    let mut child = fetch_command(&f.server, &f.github_url, "555")
+        .args(["--artifact-group", "gfx110X-all"])
+        .env("AWS_ENDPOINT_URL", &proxy.url)
+        .current_dir(f.work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    // While the slow artifact is held back, the others' lines come through.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut done_lines = 0;
+    while done_lines < 2 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if line.starts_with("  ++ ") {
+                    done_lines += 1;
+                }
+                seen.push(line);
+            }
+            Err(_) => break,
+        }
+    }
+    let still_running = child.try_wait().unwrap().is_none();
+    proxy.release();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert_eq!(
+        done_lines, 2,
+        "lines before the slow artifact was released: {seen:?}"
+    );
+    assert!(still_running);
+    assert!(
+        !seen
+            .iter()
+            .any(|l| l.contains(slow) && l.starts_with("  ++ ")),
+        "{seen:?}"
+    );
+    assert!(status.success());
+    assert!(
+        rest.iter()
+            .any(|l| l.starts_with("  ++ Extracted 'slow_lib_generic.tar.zst'")),
+        "{rest:?}"
+    );
+}
