@@ -42,6 +42,37 @@ fn fork_detection_from_payloads() {
             false,
         ),
         ("pull_request", r#"{"action":"opened"}"#, false),
+        // `fork` counts by its Python truthiness, as in the reference's `bool(...)`.
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":"true"}}}}"#,
+            true,
+        ),
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":"false"}}}}"#,
+            true,
+        ),
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":1}}}}"#,
+            true,
+        ),
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":""}}}}"#,
+            false,
+        ),
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":0}}}}"#,
+            false,
+        ),
+        (
+            "pull_request",
+            r#"{"pull_request":{"head":{"repo":{"fork":null}}}}"#,
+            false,
+        ),
         (
             "push",
             r#"{"pull_request":{"head":{"repo":{"fork":true}}}}"#,
