@@ -42,37 +42,6 @@ fn fork_detection_from_payloads() {
             false,
         ),
         ("pull_request", r#"{"action":"opened"}"#, false),
-        // `fork` counts by its Python truthiness, as in the reference's `bool(...)`.
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":"true"}}}}"#,
-            true,
-        ),
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":"false"}}}}"#,
-            true,
-        ),
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":1}}}}"#,
-            true,
-        ),
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":""}}}}"#,
-            false,
-        ),
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":0}}}}"#,
-            false,
-        ),
-        (
-            "pull_request",
-            r#"{"pull_request":{"head":{"repo":{"fork":null}}}}"#,
-            false,
-        ),
         (
             "push",
             r#"{"pull_request":{"head":{"repo":{"fork":true}}}}"#,
@@ -86,6 +55,25 @@ fn fork_detection_from_payloads() {
             is_pr_from_fork(Some(event), Some(&path)).unwrap(),
             *fork,
             "{event} {json}"
+        );
+    }
+    // `fork` counts by its Python truthiness, as in the reference's `bool(...)`.
+    let truthiness = [
+        ("\"true\"", true),
+        ("\"false\"", true),
+        ("1", true),
+        ("[0]", true),
+        ("\"\"", false),
+        ("0", false),
+        ("null", false),
+    ];
+    for (value, fork) in truthiness {
+        let json = format!(r#"{{"pull_request":{{"head":{{"repo":{{"fork":{value}}}}}}}}}"#);
+        let path = payload(dir.path(), "truthiness.json", &json);
+        assert_eq!(
+            is_pr_from_fork(Some("pull_request"), Some(&path)).unwrap(),
+            fork,
+            "{json}"
         );
     }
     assert!(!is_pr_from_fork(None, None).unwrap());
