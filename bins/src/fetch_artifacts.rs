@@ -195,7 +195,7 @@ pub async fn run(
     // With cores to spare, each archive is decompressed on a thread of its own.
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let decoder_thread = request.extract_concurrency.max(1).min(selected.len()) * 2 <= cores;
-    let results: Vec<(String, anyhow::Result<String>)> = futures::stream::iter(selected)
+    let mut results = futures::stream::iter(selected)
         .map(|entry| {
             let (backend, decode, index) = (&backend, decode.clone(), index.clone());
             async move {
@@ -205,22 +205,26 @@ pub async fn run(
                 (key, result)
             }
         })
-        .buffer_unordered(request.download_concurrency.max(1))
-        .collect()
-        .await;
+        .buffer_unordered(request.download_concurrency.max(1));
 
+    // Each artifact's line as soon as it is done; the failures again at the end. A line that
+    // cannot be written (a closed pipe) stops no fetch.
     let mut failures = Vec::new();
-    for (key, result) in results {
-        match result {
-            Ok(line) => writeln!(out, "{line}")?,
+    let mut write_error = None;
+    while let Some((key, result)) = results.next().await {
+        let line = match result {
+            Ok(line) => line,
             Err(e) => {
-                writeln!(out, "  !! Failed {key}: {e:#}")?;
                 failures.push(format!("{key}: {e:#}"));
+                format!("  !! Failed {key}: {e:#}")
             }
+        };
+        if let Err(e) = writeln!(out, "{line}") {
+            write_error.get_or_insert(e);
         }
     }
     if failures.is_empty() {
-        Ok(())
+        write_error.map_or(Ok(()), |e| Err(e.into()))
     } else {
         failures.sort();
         bail!(

@@ -98,10 +98,118 @@ pub fn parse_release_type(s: &str) -> Result<ReleaseType, String> {
         .map_err(|e: workflow_outputs::Error| e.to_string())
 }
 
-/// Parses a [`GithubRepository`] for clap.
-pub fn parse_repository(s: &str) -> Result<GithubRepository, String> {
+/// A `--run-github-repo` value: a repository, or none when the value is empty (workflows pass
+/// `--run-github-repo=` for an unset input; the default then applies, as in the reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepositoryArg(pub Option<GithubRepository>);
+
+/// Parses a [`RepositoryArg`] for clap: empty is "not given", anything else must be a valid
+/// `owner/name`.
+pub fn parse_repository(s: &str) -> Result<RepositoryArg, String> {
+    if s.is_empty() {
+        return Ok(RepositoryArg(None));
+    }
     s.parse()
+        .map(|r| RepositoryArg(Some(r)))
         .map_err(|e: workflow_outputs::Error| e.to_string())
+}
+
+/// Parses the process's command line into `T` with long options abbreviated as Python's
+/// `argparse` allows: an unambiguous prefix of a long option stands for it (`--run-i 5`,
+/// `--art=x`); an ambiguous one is a usage error (exit 2) listing the candidates, e.g.
+/// `ambiguous option: --a could match --artifact-group, --amdgpu-targets`.
+pub fn parse_args<T: clap::Parser>() -> T {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut command = T::command();
+    // As clap names the program in its usage line: after the file name it was run as.
+    if let Some(name) = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+    {
+        command = command.bin_name(name.to_owned());
+    }
+    command.build();
+    match expand_long_prefixes(&command, args.iter().cloned()) {
+        Ok(args) => T::parse_from(args),
+        Err(e) => e.format(&mut command).exit(),
+    }
+}
+
+/// Replaces each abbreviated long option of `args` (program name first) by the full name of
+/// the one long option of `command` it is a prefix of. Exact names, unknown options (left to
+/// clap's own error), values and everything after `--` pass unchanged.
+pub fn expand_long_prefixes(
+    command: &clap::Command,
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<Vec<std::ffi::OsString>, clap::Error> {
+    // Every long name (aliases too) and whether it takes exactly one separate value.
+    let longs: Vec<(&str, bool)> = command
+        .get_arguments()
+        .flat_map(|arg| {
+            let one_value = arg.get_action().takes_values()
+                && arg
+                    .get_num_args()
+                    .is_some_and(|n| n.min_values() == 1 && n.max_values() == 1);
+            let aliases = arg.get_all_aliases().unwrap_or_default();
+            arg.get_long()
+                .into_iter()
+                .chain(aliases)
+                .map(move |name| (name, one_value))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    out.extend(args.next());
+    let mut value_next = false;
+    while let Some(arg) = args.next() {
+        if std::mem::take(&mut value_next) {
+            out.push(arg);
+            continue;
+        }
+        let Some(text) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            out.push(arg);
+            continue;
+        };
+        if text.is_empty() {
+            out.push(arg);
+            out.extend(args.by_ref());
+            break;
+        }
+        let (name, value) = match text.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (text, None),
+        };
+        let matches: Vec<(&str, bool)> = match longs.iter().find(|(long, _)| *long == name) {
+            Some(exact) => vec![*exact],
+            None => longs
+                .iter()
+                .filter(|(long, _)| long.starts_with(name))
+                .copied()
+                .collect(),
+        };
+        match matches[..] {
+            [] => out.push(arg),
+            [(long, one_value)] => {
+                value_next = one_value && value.is_none();
+                out.push(match value {
+                    Some(value) => format!("--{long}={value}").into(),
+                    None => format!("--{long}").into(),
+                });
+            }
+            _ => {
+                let names: Vec<String> = matches.iter().map(|(l, _)| format!("--{l}")).collect();
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::UnknownArgument,
+                    format!(
+                        "ambiguous option: --{text} could match {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What identifies a run whose output root is wanted.
@@ -172,4 +280,51 @@ pub fn resolve_run_root(
     }
     let root = WorkflowOutputRoot::for_workflow_run(&request.run_id, request.platform, &selection)?;
     Ok((root, selection))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_long_prefixes;
+
+    fn expand(args: &[&str]) -> Result<Vec<String>, String> {
+        let mut command = clap::Command::new("t")
+            .arg(clap::Arg::new("run_id").long("run-id"))
+            .arg(clap::Arg::new("run_repo").long("run-github-repo"))
+            .arg(
+                clap::Arg::new("dry")
+                    .long("dry-run")
+                    .action(clap::ArgAction::SetTrue),
+            )
+            .arg(clap::Arg::new("rest").num_args(0..));
+        command.build();
+        let args = std::iter::once("t")
+            .chain(args.iter().copied())
+            .map(Into::into);
+        expand_long_prefixes(&command, args)
+            .map(|v| v.into_iter().map(|a| a.into_string().unwrap()).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn prefixes_expand_and_values_pass() {
+        assert_eq!(
+            expand(&["--run-i", "--dr", "--dry", "--run-g=a/b", "x", "--", "--dr"]).unwrap(),
+            [
+                "t",
+                "--run-id",
+                "--dr",
+                "--dry-run",
+                "--run-github-repo=a/b",
+                "x",
+                "--",
+                "--dr"
+            ]
+        );
+        assert_eq!(expand(&["--nope", "-v"]).unwrap(), ["t", "--nope", "-v"]);
+        let err = expand(&["--run=5"]).unwrap_err();
+        assert!(
+            err.contains("ambiguous option: --run=5 could match --run-id, --run-github-repo"),
+            "{err}"
+        );
+    }
 }

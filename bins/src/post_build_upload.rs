@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use storage_backend::{Direction, Overwrite, StorageBackend, TransferOptions};
+use storage_location::StorageLocation;
 use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 
 /// Where the manifest is, relative to the build dir.
@@ -96,6 +97,16 @@ pub fn archive_ccache_logs(
     Ok(archive.sources.len())
 }
 
+/// Where `location` is for the user: its path in the local staging directory, else its S3 URI.
+fn shown(plan: &Plan, location: &StorageLocation) -> String {
+    match &plan.output_dir {
+        Some(dir) => location
+            .local_path(dir)
+            .map_or_else(|_| location.s3_uri(), |p| p.display().to_string()),
+        None => location.s3_uri(),
+    }
+}
+
 fn header(out: &mut dyn Write, title: &str, underline: usize) -> std::io::Result<()> {
     writeln!(out, "{title}")?;
     writeln!(out, "{}", "-".repeat(underline))
@@ -128,7 +139,7 @@ async fn upload_logs(
         out,
         "[INFO] Uploaded {} log files to {} ({} unchanged)",
         report.transferred,
-        dest.s3_uri(),
+        shown(plan, &dest),
         report.skipped
     )?;
     let prof = logs.join("therock-build-prof");
@@ -265,12 +276,15 @@ pub async fn run(
             .preflight(Direction::Upload, &root.root())
             .await
             .with_context(|| {
-                format!("Preflight of uploads to `{}` failed", root.root().s3_uri())
+                format!(
+                    "Preflight of uploads to `{}` failed",
+                    shown(plan, &root.root())
+                )
             })?;
         writeln!(
             out,
             "[INFO] Preflight ok: {} is reachable and writable",
-            root.root().s3_uri()
+            shown(plan, &root.root())
         )?;
         return Ok(());
     }

@@ -9,11 +9,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use rock_ci::{
-    RunRequest, exit_code, parse_platform, parse_release_type, parse_repository, resolve_run_root,
+    RepositoryArg, RunRequest, exit_code, parse_platform, parse_release_type, parse_repository,
+    resolve_run_root,
 };
 use serde_json::json;
 use storage_location::StorageLocation;
-use workflow_outputs::{GithubRepository, Platform, ReleaseType, WorkflowOutputRoot};
+use workflow_outputs::{Platform, ReleaseType, WorkflowOutputRoot};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
@@ -42,7 +43,7 @@ struct Args {
     family: String,
     /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
     #[arg(long, value_parser = parse_repository)]
-    run_github_repo: Option<GithubRepository>,
+    run_github_repo: Option<RepositoryArg>,
     /// Release type [default: `$RELEASE_TYPE`, else `ci`].
     #[arg(long, value_parser = parse_release_type)]
     release_type: Option<ReleaseType>,
@@ -121,7 +122,12 @@ fn entries(root: &WorkflowOutputRoot, args: &Args) -> Vec<(String, StorageLocati
 fn run(args: &Args) -> anyhow::Result<()> {
     let lookup = github_actions::process_env;
     let platform = args.platform.unwrap_or_else(Platform::host);
-    let mut stderr = std::io::stderr().lock();
+    // `-q`: the bucket block is informational; the layout itself is still printed.
+    let mut log: Box<dyn std::io::Write> = if args.log.quiet {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stderr().lock())
+    };
     let (root, selection) = if args.local_staging_dir.is_some() {
         (
             WorkflowOutputRoot::for_local(Some(&args.run_id), Some(platform), None)?,
@@ -131,14 +137,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
         let request = RunRequest {
             run_id: args.run_id.clone(),
             platform,
-            repository: args.run_github_repo.clone(),
+            repository: args.run_github_repo.clone().and_then(|r| r.0),
             release_type: args.release_type,
             lookup_workflow_run: args.lookup_workflow_run,
         };
-        let (root, selection) = resolve_run_root(&request, &lookup, &mut stderr)?;
+        let (root, selection) = resolve_run_root(&request, &lookup, &mut log)?;
         (root, Some(selection))
     };
-    drop(stderr);
+    drop(log);
 
     let entries = entries(&root, args);
     let render = |loc: &StorageLocation| -> anyhow::Result<String> {
@@ -207,7 +213,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     exit_code(run(&args))
 }

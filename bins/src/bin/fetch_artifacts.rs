@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
 use rock_ci::fetch_artifacts::{Mode, Request, parse_targets, run};
-use rock_ci::{block_on, parse_platform, parse_repository};
-use workflow_outputs::{GithubRepository, Platform};
+use rock_ci::{RepositoryArg, block_on, parse_platform, parse_repository};
+use workflow_outputs::Platform;
 
 /// Fetch the build artifacts of a CI run.
 #[derive(Debug, Parser)]
@@ -36,7 +36,7 @@ struct Args {
     extract_concurrency: Option<usize>,
     /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
     #[arg(long, value_parser = parse_repository)]
-    run_github_repo: Option<GithubRepository>,
+    run_github_repo: Option<RepositoryArg>,
     /// Workflow run id.
     #[arg(long)]
     run_id: String,
@@ -72,7 +72,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let request = Request {
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
         amdgpu_targets: parse_targets(&args.amdgpu_targets),
         download_concurrency: args.download_concurrency.max(1),
         extract_concurrency: args.extract_concurrency.unwrap_or(cores).max(1),
-        run_github_repo: args.run_github_repo,
+        run_github_repo: args.run_github_repo.and_then(|r| r.0),
         run_id: args.run_id,
         output_dir: args.output_dir,
         dry_run: args.dry_run,

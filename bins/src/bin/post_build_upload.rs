@@ -59,7 +59,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let lookup = github_actions::process_env;
     let upload = if args.upload {

@@ -251,3 +251,59 @@ fn bad_input_writes_nothing() {
         assert!(!Path::new(&summary).exists());
     }
 }
+
+/// Long options abbreviate as with `argparse`; `--run-github-repo=` (an unset workflow input)
+/// falls back to `GITHUB_REPOSITORY`, then `ROCm/TheRock`; `-q` keeps the layout and drops the
+/// bucket block.
+#[test]
+fn abbreviations_empty_repository_and_quiet() {
+    let out = ci_layout(
+        &[
+            "--run-i",
+            "7",
+            "--pl=linux",
+            "--art",
+            "g",
+            "--run-github-repo=",
+        ],
+        &[("GITHUB_REPOSITORY", "someone/TheRock")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(
+        line(&text, "root"),
+        "s3://therock-ci-artifacts-external/someone-TheRock/7-linux"
+    );
+    assert_eq!(
+        line(&text, "log_dir"),
+        "s3://therock-ci-artifacts-external/someone-TheRock/7-linux/logs/g"
+    );
+
+    let out = ci_layout(
+        &["--run-id", "7", "--platform", "linux", "--run-github-repo="],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        line(&stdout(&out), "root"),
+        "s3://therock-ci-artifacts/7-linux"
+    );
+    assert!(stderr(&out).contains("  github_repository: ROCm/TheRock"));
+
+    let out = ci_layout(&["--r", "7"], &[]);
+    rock_ci_test_support::assert_fails_with(
+        &out,
+        2,
+        "ambiguous option: --r could match --run-id, --run-github-repo, --release-type",
+        "--r",
+    );
+    assert!(stdout(&out).is_empty());
+
+    let out = ci_layout(&["--run-id", "7", "--platform", "linux", "-q"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        line(&stdout(&out), "root"),
+        "s3://therock-ci-artifacts/7-linux"
+    );
+    assert_eq!(stderr(&out), "");
+}

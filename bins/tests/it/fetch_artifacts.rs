@@ -44,7 +44,7 @@ fn fetch_command(server: &S3Server, github_url: &str, run_id: &str) -> Command {
 
 struct Fixture {
     server: S3Server,
-    _github: HttpServer,
+    github: HttpServer,
     github_url: String,
     work: tempfile::TempDir,
 }
@@ -102,7 +102,7 @@ fn fixture() -> Fixture {
     let github_url = github.url();
     Fixture {
         server,
-        _github: github,
+        github,
         github_url,
         work: tempfile::tempdir().unwrap(),
     }
@@ -501,5 +501,191 @@ fn interrupted_fetch_then_rerun() {
     assert_eq!(
         fs_err::read_to_string(f.out().join("big_lib_generic/big/stage/data.bin")).unwrap(),
         noise
+    );
+}
+
+/// Long options abbreviate as with `argparse`; `--run-github-repo=` (an unset workflow input)
+/// falls back to `ROCm/TheRock`; extracted files keep the archive's mtimes.
+#[test]
+fn abbreviated_flags_empty_repository_and_mtimes() {
+    let f = fixture();
+    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+        .args([
+            "--run-i",
+            "555",
+            "--pl=linux",
+            "--art",
+            "gfx110X-all",
+            "--run-github-repo=",
+            "--out",
+            "o",
+        ])
+        .env_clear()
+        .env("GITHUB_API_URL", &f.github_url)
+        .envs(f.server.aws_env())
+        .current_dir(f.work.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("  github_repository: ROCm/TheRock"),
+        "{stdout}"
+    );
+    let requests = f.github.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path.contains("/repos/ROCm/TheRock/actions/runs/555")),
+        "{:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    // The fixture's archives record mtime 0 for every member.
+    let lib = f
+        .work
+        .path()
+        .join("o/rand_lib_gfx110X-all/math-libs/rand/stage/lib/librand.so");
+    let mtime = fs_err::metadata(&lib).unwrap().modified().unwrap();
+    assert_eq!(mtime, std::time::UNIX_EPOCH);
+
+    let out = f.run(&["--a", "gfx110X-all"]);
+    assert_fails_with(
+        &out,
+        2,
+        "ambiguous option: --a could match --artifact-group, --amdgpu-targets",
+        "--a",
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// A TCP proxy in front of `upstream` that holds back every request naming `held` (not its
+/// sidecar) until [`HoldingProxy::release`].
+struct HoldingProxy {
+    url: String,
+    gate: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl HoldingProxy {
+    fn start(upstream: &str, held: &str) -> Self {
+        use std::io::{Read as _, Write as _};
+        use std::net::{TcpListener, TcpStream};
+        let upstream = upstream.trim_start_matches("http://").to_owned();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let held = held.as_bytes().to_vec();
+        let g = gate.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { return };
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    return;
+                };
+                let (mut client_back, mut server_back) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || std::io::copy(&mut server_back, &mut client_back));
+                let (held, gate) = (held.clone(), g.clone());
+                std::thread::spawn(move || {
+                    let mut buf = vec![0; 64 << 10];
+                    while let Ok(n) = client.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        let chunk = &buf[..n];
+                        let names_held = chunk
+                            .windows(held.len() + 1)
+                            .any(|w| w.starts_with(&held) && w[held.len()] != b'.');
+                        if names_held {
+                            let (lock, cvar) = &*gate;
+                            let mut open = lock.lock().unwrap();
+                            while !*open {
+                                open = cvar.wait(open).unwrap();
+                            }
+                        }
+                        if server.write_all(chunk).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Self { url, gate }
+    }
+
+    fn release(&self) {
+        let (lock, cvar) = &*self.gate;
+        *lock.lock().unwrap() = true;
+        cvar.notify_all();
+    }
+}
+
+/// Each artifact's line is printed when that artifact is done, not when the last one is.
+#[test]
+fn per_artifact_lines_arrive_as_each_finishes() {
+    use std::io::BufRead as _;
+    let f = fixture();
+    let slow = "slow_lib_generic.tar.zst";
+    put_artifact(
+        &f.server.root().join("therock-ci-artifacts/555-linux"),
+        slow,
+        ZSTD,
+        "slow/stage",
+        &[("lib/libslow.so", "slow")],
+        true,
+    );
+    let proxy = HoldingProxy::start(&f.server.endpoint(), slow);
+    let mut child = fetch_command(&f.server, &f.github_url, "555")
+        .args(["--artifact-group", "gfx110X-all"])
+        .env("AWS_ENDPOINT_URL", &proxy.url)
+        .current_dir(f.work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    // While the slow artifact is held back, the others' lines come through.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut done_lines = 0;
+    while done_lines < 2 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if line.starts_with("  ++ ") {
+                    done_lines += 1;
+                }
+                seen.push(line);
+            }
+            Err(_) => break,
+        }
+    }
+    let still_running = child.try_wait().unwrap().is_none();
+    proxy.release();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert_eq!(
+        done_lines, 2,
+        "lines before the slow artifact was released: {seen:?}"
+    );
+    assert!(still_running);
+    assert!(
+        !seen
+            .iter()
+            .any(|l| l.contains(slow) && l.starts_with("  ++ ")),
+        "{seen:?}"
+    );
+    assert!(status.success());
+    assert!(
+        rest.iter()
+            .any(|l| l.starts_with("  ++ Extracted 'slow_lib_generic.tar.zst'")),
+        "{rest:?}"
     );
 }

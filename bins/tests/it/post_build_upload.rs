@@ -476,3 +476,49 @@ fn uploads_to_s3_with_content_types() {
         text(&out.stderr)
     );
 }
+
+/// Long options abbreviate as with `argparse`; uploads into a local staging directory name
+/// its path, not an S3 URI.
+#[test]
+fn abbreviated_flags_and_local_staging_paths() {
+    let t = tempfile::tempdir().unwrap();
+    build_tree(t.path());
+    let summary = summary_path(t.path());
+    let out = run(
+        &[
+            "--art",
+            GROUP,
+            "--b=build",
+            "--upload",
+            "--run-i",
+            "12345",
+            "--out",
+            "staging",
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+        t.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        t.path()
+            .join(format!(
+                "staging/12345-linux/manifests/{GROUP}/therock_manifest.json"
+            ))
+            .is_file()
+    );
+    let stdout = text(&out.stdout);
+    let logs = Path::new("staging/12345-linux/logs").join(GROUP);
+    assert!(
+        stdout.contains(&format!("log files to {} (", logs.display())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("s3://"), "{stdout}");
+
+    let out = run(&["--art", GROUP, "--o", "x"], &[], t.path());
+    assert_fails_with(
+        &out,
+        2,
+        "ambiguous option: --o could match --output-dir, --overwrite",
+        "--o",
+    );
+}

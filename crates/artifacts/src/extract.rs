@@ -6,6 +6,7 @@ use file_tree::FileError;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::Error;
 
@@ -75,9 +76,33 @@ struct Extractor<'a> {
     /// Directories this extraction created or checked (real directories, never links); nothing
     /// can replace them later, so they need no second look.
     dirs: HashSet<PathBuf>,
+    /// Directory members and their archive mtimes, applied once every member is written.
+    dir_times: Vec<(PathBuf, SystemTime)>,
     /// File contents pass through here (large, so few write calls).
     buffer: Vec<u8>,
     out: Extracted,
+}
+
+/// The modification time a member header records (whole seconds since the epoch).
+fn member_mtime(header: &tar::Header) -> Option<SystemTime> {
+    let secs = header.mtime().ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// Gives directory `path` the modification time `mtime`. Best effort, as with `tar` and
+/// Python's `tarfile`: a file system that refuses leaves the time of extraction.
+fn set_dir_mtime(path: &Path, mtime: SystemTime) {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        // FILE_WRITE_ATTRIBUTES; FILE_FLAG_BACKUP_SEMANTICS (needed to open a directory).
+        options.access_mode(0x100).custom_flags(0x0200_0000);
+    }
+    if let Ok(dir) = options.open(path) {
+        let _ = dir.set_modified(mtime);
+    }
 }
 
 /// Runs `create` at `path`; when something that is not a directory is already there (an
@@ -264,6 +289,9 @@ impl Extractor<'_> {
             if self.layout == Layout::Full {
                 let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
                 fs_err::create_dir_all(&path).map_err(|e| FileError::write(&path, e))?;
+                if let Some(mtime) = member_mtime(entry.header()) {
+                    self.dir_times.push((path, mtime));
+                }
             }
             return Ok(());
         }
@@ -296,6 +324,10 @@ impl Extractor<'_> {
                         .map_err(|e| FileError::write(&path, e))?;
                     n += got as u64;
                 }
+                // One call on the open handle; best effort, as with `tar`.
+                if let Some(mtime) = member_mtime(entry.header()) {
+                    let _ = file.file().set_modified(mtime);
+                }
                 self.out.files += 1;
                 self.out.bytes += n;
                 self.written.insert(stored, path);
@@ -304,6 +336,9 @@ impl Extractor<'_> {
                 let path = self.prepare(&member, &mapped)?;
                 if !path.is_dir() {
                     replace(&path, |p| std::fs::create_dir(p))?;
+                }
+                if let Some(mtime) = member_mtime(entry.header()) {
+                    self.dir_times.push((path, mtime));
                 }
                 self.out.links_and_dirs += 1;
             }
@@ -326,6 +361,10 @@ impl Extractor<'_> {
 /// the destination; hardlinks to anything but a file extracted earlier from the same archive;
 /// devices, FIFOs and other special members; writing through a symlink. Regular files keep
 /// their execute bits; setuid/setgid/sticky and group/other write bits are dropped.
+///
+/// Regular files (the manifest included) and directory members keep the archive's
+/// modification times, as with `tar -x`; directories get theirs after every member is written,
+/// deepest first. Symlinks keep the time of extraction.
 pub fn extract_artifact<R: Read>(
     archive: &str,
     tar_stream: R,
@@ -343,6 +382,7 @@ pub fn extract_artifact<R: Read>(
         relpaths: Vec::new(),
         written: HashMap::new(),
         dirs: HashSet::new(),
+        dir_times: Vec::new(),
         buffer: vec![0; 256 << 10],
         out: Extracted::default(),
     };
@@ -379,11 +419,24 @@ pub fn extract_artifact<R: Read>(
     }
     if layout == Layout::Full {
         let path = dest.join(MANIFEST_NAME);
-        fs_err::write(&path, manifest.as_bytes()).map_err(|e| FileError::write(&path, e))?;
+        let mut file = fs_err::File::create(&path).map_err(|e| FileError::write(&path, e))?;
+        std::io::Write::write_all(&mut file, manifest.as_bytes())
+            .map_err(|e| FileError::write(&path, e))?;
+        if let Some(mtime) = member_mtime(first.header()) {
+            let _ = file.file().set_modified(mtime);
+        }
     }
     for entry in entries {
         let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
         ex.entry(entry)?;
+    }
+    // Writing into a directory changes its mtime: directories get theirs last, deepest first.
+    // (Symlinks keep the time of extraction, as with Python's `tarfile`: the standard library
+    // cannot set a link's own times.)
+    ex.dir_times
+        .sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
+    for (path, mtime) in &ex.dir_times {
+        set_dir_mtime(path, *mtime);
     }
     Ok(ex.out)
 }

@@ -170,6 +170,79 @@ fn keeps_exec_bits_and_drops_dangerous_ones() {
     assert_eq!(mode("s/data"), 0o644);
 }
 
+/// Files and directories keep the archive's mtimes (directories too, although members are
+/// written into them after their own member), in both layouts.
+#[test]
+fn keeps_member_mtimes() {
+    use tar::EntryType::{Directory, Regular, Symlink};
+    // Name, type, mtime (seconds since the epoch, all long before any test run).
+    let members: &[(&str, tar::EntryType, u64)] = &[
+        (MANIFEST_NAME, Regular, 1_000_000_000),
+        ("a/", Directory, 1_000_000_100),
+        ("a/stage/", Directory, 1_000_000_200),
+        ("a/stage/lib/", Directory, 1_100_000_000),
+        ("a/stage/lib/deep/", Directory, 1_200_000_000),
+        ("a/stage/lib/deep/nested.txt", Regular, 1_300_000_000),
+        ("a/stage/lib/top.so", Regular, 1_400_000_000),
+        ("a/stage/lib/link.so", Symlink, 1_500_000_000),
+        ("a/stage/later.txt", Regular, 1_600_000_000),
+    ];
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, kind, mtime) in members {
+        let data: &[u8] = if *name == MANIFEST_NAME {
+            b"a/stage\n"
+        } else if *kind == Regular {
+            name.as_bytes()
+        } else {
+            b""
+        };
+        let mut h = tar::Header::new_gnu();
+        h.set_path(name).unwrap();
+        h.set_entry_type(*kind);
+        if *kind == Symlink {
+            h.set_link_name("top.so").unwrap();
+        }
+        h.set_mode(0o755);
+        h.set_mtime(*mtime);
+        h.set_size(data.len() as u64);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    }
+    let data = b.into_inner().unwrap();
+    let mtime = |path: &Path| {
+        fs_err::symlink_metadata(path)
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    for layout in [Layout::Full, Layout::Flatten] {
+        let dir = tempfile::tempdir().unwrap();
+        extract_artifact("t.tar.zst", &data[..], dir.path(), layout).unwrap();
+        let mut checked = 0;
+        for (name, kind, want) in members {
+            let stored = name.trim_end_matches('/');
+            let rel = match layout {
+                Layout::Full => stored,
+                Layout::Flatten => match stored.strip_prefix("a/stage/") {
+                    Some(rel) => rel,
+                    None => continue,
+                },
+            };
+            // Symlinks keep the time of extraction (as with Python's `tarfile`).
+            if *kind == Symlink {
+                assert!(mtime(&dir.path().join(rel)) > *want, "{layout:?} {name}");
+                continue;
+            }
+            assert_eq!(mtime(&dir.path().join(rel)), *want, "{layout:?} {name}");
+            checked += 1;
+        }
+        assert_eq!(checked, if layout == Layout::Full { 8 } else { 5 });
+    }
+}
+
 /// Hostile archives: each is refused with an error naming the archive and member, and nothing
 /// appears outside the destination.
 #[test]

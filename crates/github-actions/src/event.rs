@@ -54,7 +54,8 @@ pub fn is_pr_from_fork_with(lookup: &dyn Fn(&str) -> Option<String>) -> Result<b
 /// Whether an event is a pull request from a fork.
 ///
 /// Only `pull_request` and `pull_request_target` events can be; without a payload path the
-/// answer is no. In the payload, `pull_request.head.repo.fork` decides; a `head.repo` that is
+/// answer is no. In the payload, `pull_request.head.repo.fork` decides by its truthiness in
+/// Python, as in the reference (so the string `"true"` is a fork); a `head.repo` that is
 /// `null` or absent (the fork was deleted) counts as a fork, so that such a run never gets
 /// the write role of the base repository.
 pub fn is_pr_from_fork(
@@ -77,8 +78,22 @@ pub fn is_pr_from_fork(
     let head_repo = pull_request.get("head").and_then(|h| h.get("repo"));
     Ok(match head_repo {
         None | Some(Value::Null) => true,
-        Some(repo) => repo.get("fork").and_then(Value::as_bool).unwrap_or(false),
+        Some(repo) => repo.get("fork").is_some_and(truthy),
     })
+}
+
+/// Python's truthiness of a JSON value, as the reference's `bool(...)` of the `fork` field:
+/// `null`, `false`, `0`, `""`, `[]` and `{}` are false; anything else (`"true"`, but also
+/// `"false"`) is true.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
 }
 
 fn read_payload(path: &Path) -> Result<Value, EventError> {

@@ -57,6 +57,25 @@ fn fork_detection_from_payloads() {
             "{event} {json}"
         );
     }
+    // `fork` counts by its Python truthiness, as in the reference's `bool(...)`.
+    let truthiness = [
+        ("\"true\"", true),
+        ("\"false\"", true),
+        ("1", true),
+        ("[0]", true),
+        ("\"\"", false),
+        ("0", false),
+        ("null", false),
+    ];
+    for (value, fork) in truthiness {
+        let json = format!(r#"{{"pull_request":{{"head":{{"repo":{{"fork":{value}}}}}}}}}"#);
+        let path = payload(dir.path(), "truthiness.json", &json);
+        assert_eq!(
+            is_pr_from_fork(Some("pull_request"), Some(&path)).unwrap(),
+            fork,
+            "{json}"
+        );
+    }
     assert!(!is_pr_from_fork(None, None).unwrap());
     assert!(!is_pr_from_fork(Some("pull_request"), None).unwrap());
     // An empty path is no path.
