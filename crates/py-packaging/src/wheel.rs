@@ -293,7 +293,6 @@ pub(crate) fn top_level_or(marker: &str) -> bool {
     for (i, c) in marker.char_indices() {
         match (quote, c) {
             (Some(q), _) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(c),
             (None, '(') => depth += 1,
             (None, ')') => depth = depth.saturating_sub(1),
@@ -316,7 +315,9 @@ fn metadata(decl: &SetupDecl) -> String {
     if let Some(d) = summary {
         // setuptools keeps the first line of a multi-line summary.
         let line = if d.contains('\n') {
-            d.trim().split('\n').next().unwrap_or_default()
+            d.trim()
+                .split_once('\n')
+                .map_or(d.trim(), |(first, _)| first)
         } else {
             d
         };
