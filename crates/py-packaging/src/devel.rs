@@ -162,7 +162,8 @@ impl Package {
     /// Stages the devel package (spec §8.6) from `catalog` (the devel artifact selection):
     /// paths another package ships become relative symlinks into it, SONAME aliases become
     /// links to the SONAME, the rest is copied (ELF search paths normalized to `DT_RPATH`).
-    /// Then writes the tarball (§8.7) and removes the platform tree. Returns the tarball.
+    /// Then writes the tarball (§8.7), announced on `out`, and removes the platform tree.
+    /// Returns the tarball.
     pub(crate) fn populate_devel(
         &mut self,
         catalog: &ArtifactCatalog,
@@ -170,6 +171,7 @@ impl Package {
         compression: bool,
         mtime: u64,
         elf_fixups: bool,
+        out: &mut dyn std::io::Write,
     ) -> Result<PathBuf, Error> {
         let platform = self.platform_dir()?;
         let visible: Vec<&&Package> = registered
@@ -233,6 +235,12 @@ impl Package {
         } else {
             Compression::None
         };
+        writeln!(
+            out,
+            "::: Building secondary devel tarball: {}",
+            tarball.display()
+        )
+        .map_err(Error::Output)?;
         crate::timing::timed(crate::timing::Stage::DevelTarball, || {
             let mut writer = ArchiveWriter::create(&tarball, mode)?;
             let root = self.staging.join("platform");

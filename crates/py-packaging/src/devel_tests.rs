@@ -165,7 +165,14 @@ fn devel_package_of_spec_15_8() {
         Vec::new(),
     );
     let tarball = devel
-        .populate_devel(&devel_catalog, &[&core, &libs], false, 1_700_000_000, true)
+        .populate_devel(
+            &devel_catalog,
+            &[&core, &libs],
+            false,
+            1_700_000_000,
+            true,
+            &mut std::io::sink(),
+        )
         .unwrap();
     assert!(tarball.ends_with("rocm-sdk-devel/src/rocm_sdk_devel/_devel.tar"));
     assert!(
@@ -199,7 +206,14 @@ fn devel_package_of_spec_15_8() {
         Vec::new(),
     );
     let second = again
-        .populate_devel(&devel_catalog, &[&core, &libs], false, 1_700_000_000, true)
+        .populate_devel(
+            &devel_catalog,
+            &[&core, &libs],
+            false,
+            1_700_000_000,
+            true,
+            &mut std::io::sink(),
+        )
         .unwrap();
     assert_eq!(fs_err::read(second).unwrap(), first);
 }
@@ -320,7 +334,14 @@ fn devel_with_forward_links(tmp: &Path) -> (std::path::PathBuf, std::path::PathB
         Vec::new(),
     );
     let tarball = devel
-        .populate_devel(&catalog, &[], false, 1_700_000_000, true)
+        .populate_devel(
+            &catalog,
+            &[],
+            false,
+            1_700_000_000,
+            true,
+            &mut std::io::sink(),
+        )
         .unwrap();
     (staging, tarball)
 }
