@@ -65,6 +65,15 @@ fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Builds; asserts success and returns stdout.
+fn build_ok(artifacts: &Path, dest: &Path, extra: &[&str]) -> String {
+    let out = build(artifacts, dest, extra);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    stdout
+}
+
 /// File name → bytes of everything under `dist`.
 fn dist_files(dist: &Path) -> BTreeMap<String, Vec<u8>> {
     rock_ci_test_support::files_under(dist)
@@ -156,19 +165,19 @@ fn check_installed(venv: &Path, libraries_package: &str) {
     assert!(text.contains("version 1.2.3\n"), "{text}");
 }
 
+/// The kpack fixture artifacts in `tmp/artifacts`, built into `tmp/dest`: both, and stdout.
+fn kpack_build(tmp: &Path) -> (PathBuf, PathBuf, String) {
+    let artifacts = tmp.join("artifacts");
+    artifact_set(&artifacts, true);
+    let dest = tmp.join("dest");
+    let stdout = build_ok(&artifacts, &dest, &[]);
+    (artifacts, dest, stdout)
+}
+
 #[test]
 fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
     let tmp = tempfile::tempdir().unwrap();
-    let artifacts = tmp.path().join("artifacts");
-    artifact_set(&artifacts, true);
-    let dest = tmp.path().join("dest");
-    let out = build(&artifacts, &dest, &[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (artifacts, dest, stdout) = kpack_build(tmp.path());
     assert!(
         stdout
             .contains("::: Detected KPACK_SPLIT_ARTIFACTS \u{2014} producing host + device wheels")
@@ -352,36 +361,21 @@ fn recorded(name: &str) -> String {
 #[test]
 fn log_lines_follow_the_reference_sequence() {
     let tmp = tempfile::tempdir().unwrap();
-    let artifacts = tmp.path().join("artifacts");
+    let root = fs_err::canonicalize(tmp.path()).unwrap();
+    let artifacts = root.join("artifacts");
     artifact_set(&artifacts, true);
-    let dest = fs_err::canonicalize(tmp.path()).unwrap().join("dest");
-    let out = build(&artifacts, &dest, &["--no-wheel-compression"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dest = root.join("dest");
+    let stdout = build_ok(&artifacts, &dest, &["--no-wheel-compression"]);
     assert_eq!(transcript(&stdout, &dest), recorded("kpack.txt"));
 
-    let legacy = tmp.path().join("legacy");
+    let legacy = root.join("legacy");
     artifact_set(&legacy, false);
     let second = rock_ci_test_support::rocm::stage(&legacy, "blas_lib_gfx120X-all");
     fs_err::write(second.join("marker.txt"), "x").unwrap();
-    let dest = fs_err::canonicalize(tmp.path())
-        .unwrap()
-        .join("dest-legacy");
-    let out = build(&legacy, &dest, &["--devel-tarball-compression"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        transcript(&stdout, &dest),
-        recorded("legacy-two-families.txt")
-    );
+    let dest = root.join("dest-legacy");
+    let stdout = build_ok(&legacy, &dest, &["--devel-tarball-compression"]);
+    let want = recorded("legacy-two-families.txt");
+    assert_eq!(transcript(&stdout, &dest), want);
 }
 
 /// Prints `METADATA` and `entry_points.txt` (or `-`) of the wheel at `argv[1]`.
@@ -396,15 +390,7 @@ for suffix in ("/METADATA", "/entry_points.txt"):
 #[test]
 fn wheel_metadata_is_what_setuptools_writes() {
     let tmp = tempfile::tempdir().unwrap();
-    let artifacts = tmp.path().join("artifacts");
-    artifact_set(&artifacts, true);
-    let dest = tmp.path().join("dest");
-    let out = build(&artifacts, &dest, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, dest, _) = kpack_build(tmp.path());
     let python = python();
     // setuptools builds the same staged packages into another directory.
     let reference = tmp.path().join("setuptools-dist");

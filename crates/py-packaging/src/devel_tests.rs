@@ -126,6 +126,31 @@ fn spec_15_8_members() -> BTreeSet<(String, String)> {
     .collect()
 }
 
+/// Stages the generic devel package in `staging` from `catalog`; returns the tarball.
+fn generic_devel(
+    staging: &Path,
+    catalog: &ArtifactCatalog,
+    registered: &[&Package],
+) -> std::path::PathBuf {
+    let mut devel = Package::new(
+        Logical::Devel,
+        None,
+        staging.to_path_buf(),
+        "_rocm_sdk_devel".into(),
+        Vec::new(),
+    );
+    devel
+        .populate_devel(
+            catalog,
+            registered,
+            false,
+            1_700_000_000,
+            true,
+            &mut std::io::sink(),
+        )
+        .unwrap()
+}
+
 #[test]
 fn devel_package_of_spec_15_8() {
     let tmp = tempfile::tempdir().unwrap();
@@ -157,23 +182,11 @@ fn devel_package_of_spec_15_8() {
         &[],
     )
     .unwrap();
-    let mut devel = Package::new(
-        Logical::Devel,
-        None,
-        dest.join("rocm-sdk-devel"),
-        "_rocm_sdk_devel".into(),
-        Vec::new(),
+    let tarball = generic_devel(
+        &dest.join("rocm-sdk-devel"),
+        &devel_catalog,
+        &[&core, &libs],
     );
-    let tarball = devel
-        .populate_devel(
-            &devel_catalog,
-            &[&core, &libs],
-            false,
-            1_700_000_000,
-            true,
-            &mut std::io::sink(),
-        )
-        .unwrap();
     assert!(tarball.ends_with("rocm-sdk-devel/src/rocm_sdk_devel/_devel.tar"));
     assert!(
         !dest
@@ -198,23 +211,11 @@ fn devel_package_of_spec_15_8() {
     assert!(position("_rocm_sdk_devel/lib/dangling") < position("_rocm_sdk_devel/lib/cmake"));
     // Same inputs, same bytes.
     let first = fs_err::read(&tarball).unwrap();
-    let mut again = Package::new(
-        Logical::Devel,
-        None,
-        tmp.path().join("again/rocm-sdk-devel"),
-        "_rocm_sdk_devel".into(),
-        Vec::new(),
+    let second = generic_devel(
+        &tmp.path().join("again/rocm-sdk-devel"),
+        &devel_catalog,
+        &[&core, &libs],
     );
-    let second = again
-        .populate_devel(
-            &devel_catalog,
-            &[&core, &libs],
-            false,
-            1_700_000_000,
-            true,
-            &mut std::io::sink(),
-        )
-        .unwrap();
     assert_eq!(fs_err::read(second).unwrap(), first);
 }
 
@@ -326,23 +327,7 @@ fn devel_with_forward_links(tmp: &Path) -> (std::path::PathBuf, std::path::PathB
     }
     let catalog = ArtifactCatalog::new(&art, |_| true, &[], &[]).unwrap();
     let staging = tmp.join("dest/rocm-sdk-devel");
-    let mut devel = Package::new(
-        Logical::Devel,
-        None,
-        staging.clone(),
-        "_rocm_sdk_devel".into(),
-        Vec::new(),
-    );
-    let tarball = devel
-        .populate_devel(
-            &catalog,
-            &[],
-            false,
-            1_700_000_000,
-            true,
-            &mut std::io::sink(),
-        )
-        .unwrap();
+    let tarball = generic_devel(&staging, &catalog, &[]);
     (staging, tarball)
 }
 
