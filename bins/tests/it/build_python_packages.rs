@@ -15,8 +15,43 @@ fn templates() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/py-packaging/testdata/templates")
 }
 
+/// A venv made with `setuptools` at `spec`, once per test run and `spec`, under the
+/// target's temporary directory.
+fn venv_with_setuptools(spec: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "py-packaging-venv-{}",
+        spec.replace(|c: char| !c.is_ascii_alphanumeric() && c != '.', "_")
+    ));
+    let python = dir.join("bin/python");
+    if python.is_file() {
+        return python;
+    }
+    let temp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let venv = temp.path().join("venv");
+    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    run_ok(
+        Command::new(venv.join("bin/python"))
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .arg(format!("setuptools{spec}"))
+            .arg("wheel"),
+    );
+    // Another test may have made it meanwhile: either copy will do.
+    let _ = fs_err::rename(&venv, &dir);
+    python
+}
+
+/// The interpreter the builds use: a setuptools at least as new as the `rocm` sdist needs.
+fn python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| venv_with_setuptools(&format!(">={}", py_packaging::MIN_SETUPTOOLS)))
+        .clone()
+}
+
 fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .arg("--python")
+        .arg(python())
         .arg("--artifact-dir")
         .arg(artifacts)
         .arg("--dest-dir")
@@ -28,6 +63,15 @@ fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
         .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
         .output()
         .unwrap()
+}
+
+/// Builds; asserts success and returns stdout.
+fn build_ok(artifacts: &Path, dest: &Path, extra: &[&str]) -> String {
+    let out = build(artifacts, dest, extra);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    stdout
 }
 
 /// File name → bytes of everything under `dist`.
@@ -121,19 +165,19 @@ fn check_installed(venv: &Path, libraries_package: &str) {
     assert!(text.contains("version 1.2.3\n"), "{text}");
 }
 
+/// The kpack fixture artifacts in `tmp/artifacts`, built into `tmp/dest`: both, and stdout.
+fn kpack_build(tmp: &Path) -> (PathBuf, PathBuf, String) {
+    let artifacts = tmp.join("artifacts");
+    artifact_set(&artifacts, true);
+    let dest = tmp.join("dest");
+    let stdout = build_ok(&artifacts, &dest, &[]);
+    (artifacts, dest, stdout)
+}
+
 #[test]
 fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
     let tmp = tempfile::tempdir().unwrap();
-    let artifacts = tmp.path().join("artifacts");
-    artifact_set(&artifacts, true);
-    let dest = tmp.path().join("dest");
-    let out = build(&artifacts, &dest, &[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (artifacts, dest, stdout) = kpack_build(tmp.path());
     assert!(
         stdout
             .contains("::: Detected KPACK_SPLIT_ARTIFACTS \u{2014} producing host + device wheels")
@@ -292,4 +336,123 @@ fn legacy_flow_with_two_families_writes_meta_and_devel_per_family() {
         "THIS_TARGET_FAMILY = 'gfx94X-dcgpu'\nTHIS_PACKAGE_ENTRY = ALL_PACKAGES['meta']\nDEFAULT_TARGET_FAMILY = 'gfx94X-dcgpu'\nAVAILABLE_TARGET_FAMILIES.append('gfx94X-dcgpu')\n"
     ), "{dist_info}");
     assert!(!dist_info.contains("gfx120X-all"));
+}
+
+/// The `:::` lines of `stdout` with the destination and the interpreter as placeholders.
+fn transcript(stdout: &str, dest: &Path) -> String {
+    let python = python();
+    stdout
+        .lines()
+        .filter(|l| l.starts_with(":::"))
+        .map(|l| {
+            let l = l.replace(&python.display().to_string(), "{PYTHON}");
+            l.replace(&dest.display().to_string(), "{DEST}") + "\n"
+        })
+        .collect()
+}
+
+fn recorded(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/py-packaging/testdata/transcripts")
+        .join(name);
+    fs_err::read_to_string(path).unwrap()
+}
+
+#[test]
+fn log_lines_follow_the_reference_sequence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs_err::canonicalize(tmp.path()).unwrap();
+    let artifacts = root.join("artifacts");
+    artifact_set(&artifacts, true);
+    let dest = root.join("dest");
+    let stdout = build_ok(&artifacts, &dest, &["--no-wheel-compression"]);
+    assert_eq!(transcript(&stdout, &dest), recorded("kpack.txt"));
+
+    let legacy = root.join("legacy");
+    artifact_set(&legacy, false);
+    let second = rock_ci_test_support::rocm::stage(&legacy, "blas_lib_gfx120X-all");
+    fs_err::write(second.join("marker.txt"), "x").unwrap();
+    let dest = root.join("dest-legacy");
+    let stdout = build_ok(&legacy, &dest, &["--devel-tarball-compression"]);
+    let want = recorded("legacy-two-families.txt");
+    assert_eq!(transcript(&stdout, &dest), want);
+}
+
+/// Prints `METADATA` and `entry_points.txt` (or `-`) of the wheel at `argv[1]`.
+const DIST_INFO: &str = r#"
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for suffix in ("/METADATA", "/entry_points.txt"):
+    names = [n for n in z.namelist() if n.endswith(".dist-info" + suffix)]
+    print(z.read(names[0]).decode() if names else "-", end="\x00")
+"#;
+
+#[test]
+fn wheel_metadata_is_what_setuptools_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, dest, _) = kpack_build(tmp.path());
+    let python = python();
+    // setuptools builds the same staged packages into another directory.
+    let reference = tmp.path().join("setuptools-dist");
+    for (package, wheel) in [
+        ("rocm-sdk-core", "rocm_sdk_core"),
+        ("rocm-profiler", "rocm_profiler"),
+        ("rocm-sdk-device-gfx942", "rocm_sdk_device_gfx942"),
+    ] {
+        run_ok(
+            Command::new(&python)
+                .args(["setup.py", "-q", "bdist_wheel", "--dist-dir"])
+                .arg(&reference)
+                .current_dir(dest.join(package))
+                .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64"),
+        );
+        let name = format!("{wheel}-1.2.3-py3-none-linux_x86_64.whl");
+        let ours = run_ok(
+            Command::new(&python)
+                .args(["-c", DIST_INFO])
+                .arg(dest.join("dist").join(&name)),
+        );
+        let theirs = run_ok(
+            Command::new(&python)
+                .args(["-c", DIST_INFO])
+                .arg(reference.join(&name)),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{package}"
+        );
+    }
+}
+
+#[test]
+fn an_old_setuptools_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    artifact_set(&artifacts, true);
+    let old = venv_with_setuptools("==68.0.0");
+    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .arg("--python")
+        .arg(&old)
+        .arg("--artifact-dir")
+        .arg(&artifacts)
+        .arg("--dest-dir")
+        .arg(tmp.path().join("dest"))
+        .arg("--templates-dir")
+        .arg(templates())
+        .args(["--version", "1.2.3"])
+        .output()
+        .unwrap();
+    rock_ci_test_support::assert_fails_with(
+        &out,
+        1,
+        &format!(
+            "`{}` ({}) has setuptools 68.0.0; the rocm sdist needs setuptools >= {}",
+            old.display(),
+            old.display(),
+            py_packaging::MIN_SETUPTOOLS
+        ),
+        "old setuptools",
+    );
+    assert!(!tmp.path().join("dest/dist").exists(), "nothing built");
 }

@@ -187,15 +187,98 @@ pub(crate) struct Builder<'o> {
     runtime_artifact_names: BTreeSet<String>,
     /// Files written to a `dist` directory.
     pub outputs: Vec<PathBuf>,
+    /// The interpreter's `sys.executable`, once checked (for the build lines).
+    executable: String,
 }
 
-/// Prints the `::: Building python package {name}` line of a staged package.
-fn announce(staging: &Path, out: &mut dyn Write) -> Result<(), Error> {
+/// A word as Python's `shlex.quote` writes it.
+fn shell_quote(word: &str) -> String {
+    if word.is_empty() {
+        return "''".to_owned();
+    }
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if word.chars().all(safe) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', "'\"'\"'"))
+}
+
+/// Prints the `::: Building python package {name}: {command}` line of a staged package, with
+/// the setuptools command the reference runs for it (`sdist` for `rocm`, else
+/// `bdist_wheel`).
+fn announce(
+    staging: &Path,
+    dist: &Path,
+    python: &str,
+    stored: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let name = staging
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    writeln!(out, "::: Building python package {name}").map_err(Error::Output)
+    // The reference creates the dist directory first and prints resolved paths.
+    fs_err::create_dir_all(dist).map_err(|e| FileError::write(dist, e))?;
+    let absolute = |p: &Path| {
+        fs_err::canonicalize(p)
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut argv = vec![python.to_owned(), absolute(&staging.join("setup.py"))];
+    if name == "rocm" {
+        argv.push("sdist".to_owned());
+    } else {
+        argv.push("bdist_wheel".to_owned());
+        if stored {
+            argv.extend(["--compression".to_owned(), "stored".to_owned()]);
+        }
+    }
+    argv.extend(["-v".to_owned(), "--dist-dir".to_owned(), absolute(dist)]);
+    let command: Vec<String> = argv.iter().map(|w| shell_quote(w)).collect();
+    writeln!(
+        out,
+        "::: Building python package {name}: {}",
+        command.join(" ")
+    )
+    .map_err(Error::Output)
+}
+
+/// The `  + {artifact}: {dir}` lines of a package's artifacts.
+fn artifact_lines(out: &mut dyn Write, catalog: &ArtifactCatalog) -> Result<(), Error> {
+    for (name, dir) in &catalog.basedirs {
+        writeln!(
+            out,
+            "  + Artifact({}[{}:{}]): {}",
+            name.name(),
+            name.component(),
+            name.target_family(),
+            dir.display()
+        )
+        .map_err(Error::Output)?;
+    }
+    Ok(())
+}
+
+/// The `::: Populating {what} {logical}[{target}]: {staging}` line and its artifact lines.
+fn populating(
+    out: &mut dyn Write,
+    what: &str,
+    logical: Logical,
+    target: Option<&str>,
+    staging: &Path,
+    catalog: &ArtifactCatalog,
+) -> Result<(), Error> {
+    writeln!(
+        out,
+        "::: Populating {what} {}[{}]: {}",
+        logical.as_str(),
+        target.unwrap_or("None"),
+        staging.display()
+    )
+    .map_err(Error::Output)?;
+    artifact_lines(out, catalog)
 }
 
 impl<'o> Builder<'o> {
@@ -229,6 +312,7 @@ impl<'o> Builder<'o> {
             registered: Vec::new(),
             runtime_artifact_names: BTreeSet::new(),
             outputs: Vec::new(),
+            executable: opts.python.clone(),
         })
     }
 
@@ -277,7 +361,7 @@ impl<'o> Builder<'o> {
         writeln!(
             out,
             "::: Creating package '{}': {}",
-            template.display(),
+            entry.template_dir,
             staging.display()
         )
         .map_err(w)?;
@@ -311,7 +395,7 @@ impl<'o> Builder<'o> {
         if !self.opts.build_packages {
             return Ok(());
         }
-        announce(staging, out)?;
+        announce(staging, dist, &self.executable, false, out)?;
         let built = timed(Stage::Sdist, || {
             crate::sdist::build_sdist(
                 staging,
@@ -336,7 +420,13 @@ impl<'o> Builder<'o> {
             return Ok(());
         }
         for staging in stagings {
-            announce(staging, out)?;
+            announce(
+                staging,
+                dist,
+                &self.executable,
+                !self.opts.wheel_compression,
+                out,
+            )?;
         }
         let opts = self.opts;
         let built: Vec<PathBuf> = stagings
@@ -367,6 +457,7 @@ impl<'o> Builder<'o> {
         out: &mut dyn Write,
     ) -> Result<PathBuf, Error> {
         let staging = self.stage(logical, target, false, out)?;
+        populating(out, "runtime files", logical, target, &staging, catalog)?;
         let platform = self.params.naming.platform_py_package(logical, target)?;
         let mut pkg = Package::new(
             logical,
@@ -429,6 +520,13 @@ impl<'o> Builder<'o> {
             platform,
             Vec::new(),
         );
+        writeln!(
+            out,
+            "::: Populating devel package {}",
+            pkg.platform_dir()?.display()
+        )
+        .map_err(Error::Output)?;
+        artifact_lines(out, &catalog)?;
         let registered: Vec<&Package> = self.registered.iter().collect();
         pkg.populate_devel(
             &catalog,
@@ -436,6 +534,7 @@ impl<'o> Builder<'o> {
             self.opts.devel_tarball_compression,
             self.opts.source_date_epoch,
             !cfg!(windows),
+            out,
         )?;
         Ok(staging)
     }
@@ -491,6 +590,7 @@ impl<'o> Builder<'o> {
         )?;
         wheels.push(self.runtime(Logical::Libraries, None, &catalog, &LIBRARY_DEPS, out)?);
         let dist = self.dist(None);
+        self.build_wheels(&wheels, &dist, out)?;
         let targets: BTreeSet<String> = self
             .params
             .all_target_families
@@ -512,13 +612,20 @@ impl<'o> Builder<'o> {
             );
             let catalog =
                 ArtifactCatalog::new(&self.opts.artifact_dir, device_filter(&t), &[], &[])?;
+            populating(
+                out,
+                "device files",
+                Logical::Device,
+                Some(&t),
+                &staging,
+                &catalog,
+            )?;
             timed(Stage::Populate, || {
                 pkg.populate_device(&catalog, &self.opts.version, !cfg!(windows))
             })?;
             self.registered.push(pkg);
-            wheels.push(staging);
+            self.build_wheels(&[staging], &dist, out)?;
         }
-        self.build_wheels(&wheels, &dist, out)?;
         let meta = self.stage(Logical::Meta, None, false, out)?;
         self.build_sdist(&meta, &dist, out)?;
         let devel = self.devel(None, &KPACK_DEVEL_EXTRAS, &["test"], out)?;
@@ -541,6 +648,9 @@ impl<'o> Builder<'o> {
             let dist = self.dist(multi.then_some(f.as_str()));
             let meta = self.stage(Logical::Meta, multi.then_some(f.as_str()), multi, out)?;
             self.build_sdist(&meta, &dist, out)?;
+        }
+        for f in &families {
+            let dist = self.dist(multi.then_some(f.as_str()));
             let devel = self.devel(Some(f), &LEGACY_DEVEL_EXTRAS, &[], out)?;
             self.build_wheels(&[devel], &dist, out)?;
         }
@@ -624,6 +734,9 @@ pub fn run(opts: &BuildOptions, out: &mut dyn Write) -> Result<Vec<PathBuf>, Err
     }
     fs_err::create_dir_all(&opts.dest_dir).map_err(|e| FileError::write(&opts.dest_dir, e))?;
     let mut builder = Builder::new(opts, kpack)?;
+    if opts.build_packages {
+        builder.executable = crate::sdist::check_setuptools(&opts.python, &opts.dest_dir)?;
+    }
     if kpack {
         let discovered = builder.all_target_families().clone();
         check_kpack_completeness(opts, &discovered, out)?;

@@ -162,7 +162,8 @@ impl Package {
     /// Stages the devel package (spec §8.6) from `catalog` (the devel artifact selection):
     /// paths another package ships become relative symlinks into it, SONAME aliases become
     /// links to the SONAME, the rest is copied (ELF search paths normalized to `DT_RPATH`).
-    /// Then writes the tarball (§8.7) and removes the platform tree. Returns the tarball.
+    /// Then writes the tarball (§8.7), announced on `out`, and removes the platform tree.
+    /// Returns the tarball.
     pub(crate) fn populate_devel(
         &mut self,
         catalog: &ArtifactCatalog,
@@ -170,6 +171,7 @@ impl Package {
         compression: bool,
         mtime: u64,
         elf_fixups: bool,
+        out: &mut dyn std::io::Write,
     ) -> Result<PathBuf, Error> {
         let platform = self.platform_dir()?;
         let visible: Vec<&&Package> = registered
@@ -233,6 +235,12 @@ impl Package {
         } else {
             Compression::None
         };
+        writeln!(
+            out,
+            "::: Building secondary devel tarball: {}",
+            tarball.display()
+        )
+        .map_err(Error::Output)?;
         crate::timing::timed(crate::timing::Stage::DevelTarball, || {
             let mut writer = ArchiveWriter::create(&tarball, mode)?;
             let root = self.staging.join("platform");
@@ -240,14 +248,20 @@ impl Package {
             writer.finish()?;
             Ok::<_, Error>(())
         })?;
+        // Readable by all, as a file Python's `tarfile` creates under the usual umask (the
+        // archive writer's temporary file is private).
+        #[cfg(unix)]
+        fs_err::set_permissions(
+            &tarball,
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .map_err(|e| FileError::write(&tarball, e))?;
         fs_err::remove_dir_all(&platform).map_err(|e| FileError::write(&platform, e))?;
         Ok(tarball)
     }
 }
 
-/// Adds the members below `dir` in the reference's order: per directory its files (and links
-/// to files, dangling links), then its sub-directories (and links to directories), then the
-/// contents of each real sub-directory. Names sorted within each group.
+/// Adds the members below `dir` in the order of [`member_order`].
 fn write_tree(
     writer: &mut ArchiveWriter,
     root: &Path,
@@ -255,12 +269,40 @@ fn write_tree(
     mtime: u64,
 ) -> Result<(), Error> {
     let entries = file_tree::walk(dir)?;
-    let mut children: HashMap<&[String], Vec<&file_tree::Entry>> = HashMap::new();
-    for e in &entries {
-        let parent = &e.components[..e.components.len() - 1];
-        children.entry(parent).or_default().push(e);
-    }
     let base = dir.strip_prefix(root).expect("below the root");
+    for i in member_order(&entries)? {
+        let e = &entries[i];
+        let arcname = e
+            .components
+            .iter()
+            .fold(base.to_path_buf(), |p, c| p.join(c))
+            .to_string_lossy()
+            .replace('\\', "/");
+        writer.append_normalized(&arcname, &e.path, mtime)?;
+    }
+    Ok(())
+}
+
+/// The member order of the devel tarball, as indices into `entries` (a walk of the tree).
+///
+/// The base is the reference's walk: per directory its files (and links to files, dangling
+/// links), then its sub-directories (and links to directories), then the contents of each real
+/// sub-directory; names sorted within each group. Then every symlink whose target is another
+/// member is preceded by that target (and the target's parent directories), so that the
+/// expansion, which hardlinks a link only when its target already exists, hardlinks every link
+/// to a file of the tree. A target is moved forward only after a file of the top directory has
+/// been added: the expansion empties a directory when it first meets a file in it.
+fn member_order(entries: &[file_tree::Entry]) -> Result<Vec<usize>, Error> {
+    let index: HashMap<&[String], usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.components.as_slice(), i))
+        .collect();
+    let mut children: HashMap<&[String], Vec<usize>> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let parent = &e.components[..e.components.len() - 1];
+        children.entry(parent).or_default().push(i);
+    }
     // The walk lists the real directories in the order the reference descends into them.
     let dirs = std::iter::once(&[][..]).chain(
         entries
@@ -268,23 +310,130 @@ fn write_tree(
             .filter(|e| e.is_dir)
             .map(|e| e.components.as_slice()),
     );
+    let mut base = Vec::with_capacity(entries.len());
     for d in dirs {
         let Some(members) = children.get(d) else {
             continue;
         };
-        let (subdirs, files): (Vec<&file_tree::Entry>, Vec<_>) =
-            members.iter().partition(|e| e.path.is_dir());
-        for e in files.iter().chain(&subdirs) {
-            let arcname = e
-                .components
-                .iter()
-                .fold(base.to_path_buf(), |p, c| p.join(c))
-                .to_string_lossy()
-                .replace('\\', "/");
-            writer.append_normalized(&arcname, &e.path, mtime)?;
+        let (subdirs, files): (Vec<usize>, Vec<usize>) =
+            members.iter().partition(|&&i| entries[i].path.is_dir());
+        base.extend(files.into_iter().chain(subdirs));
+    }
+    let mut targets = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.is_symlink {
+            let text = fs_err::read_link(&e.path).map_err(|err| FileError::read(&e.path, err))?;
+            if let Some(t) = link_member(&index, entries, &e.components, &text) {
+                targets.insert(i, t);
+            }
         }
     }
-    Ok(())
+    let mut order = Ordering {
+        entries,
+        index: &index,
+        targets: &targets,
+        first_top_file: base
+            .iter()
+            .copied()
+            .find(|&i| entries[i].components.len() == 1 && entries[i].is_file),
+        top_seen: false,
+        state: vec![Mark::Pending; entries.len()],
+        out: Vec::with_capacity(entries.len()),
+    };
+    for i in base {
+        order.emit(i);
+    }
+    Ok(order.out)
+}
+
+/// The member a symlink at `components` with link text `text` names, if it is a file or a
+/// link of the tree reached through real directories only (so the lexical path is the path
+/// the file system resolves).
+fn link_member(
+    index: &HashMap<&[String], usize>,
+    entries: &[file_tree::Entry],
+    components: &[String],
+    text: &Path,
+) -> Option<usize> {
+    if text.is_absolute() {
+        return None;
+    }
+    let mut cur: Vec<String> = components[..components.len() - 1].to_vec();
+    let parts: Vec<String> = text
+        .to_string_lossy()
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(str::to_owned)
+        .collect();
+    let (last, dirs) = parts.split_last()?;
+    for p in dirs {
+        if p == ".." {
+            cur.pop()?;
+        } else {
+            cur.push(p.clone());
+            let e = &entries[*index.get(cur.as_slice())?];
+            if !e.is_dir || e.is_symlink {
+                return None;
+            }
+        }
+    }
+    if last == ".." {
+        return None;
+    }
+    cur.push(last.clone());
+    let t = *index.get(cur.as_slice())?;
+    (!entries[t].is_dir).then_some(t)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Pending,
+    Visiting,
+    Done,
+}
+
+/// The state of [`member_order`].
+struct Ordering<'a> {
+    entries: &'a [file_tree::Entry],
+    index: &'a HashMap<&'a [String], usize>,
+    targets: &'a HashMap<usize, usize>,
+    first_top_file: Option<usize>,
+    top_seen: bool,
+    state: Vec<Mark>,
+    out: Vec<usize>,
+}
+
+impl Ordering<'_> {
+    fn emit(&mut self, i: usize) {
+        if self.state[i] != Mark::Pending {
+            return;
+        }
+        self.state[i] = Mark::Visiting;
+        let components = &self.entries[i].components;
+        for k in 1..components.len() {
+            if let Some(&parent) = self.index.get(&components[..k]) {
+                self.emit(parent);
+            }
+        }
+        if let Some(&t) = self.targets.get(&i)
+            && self.state[t] == Mark::Pending
+        {
+            match self.first_top_file {
+                Some(first) if !self.top_seen && first != i => {
+                    self.emit(first);
+                }
+                _ => {}
+            }
+            if self.top_seen || self.entries[t].components.len() == 1 {
+                self.emit(t);
+            }
+        }
+        if components.len() == 1 && !self.entries[i].is_dir {
+            self.top_seen = true;
+        }
+        self.state[i] = Mark::Done;
+        self.out.push(i);
+    }
 }
 
 /// The profiler fix-ups (spec §8.8) in `platform`: `libfoo.so.N` gets a `libfoo.so` alias

@@ -126,6 +126,31 @@ fn spec_15_8_members() -> BTreeSet<(String, String)> {
     .collect()
 }
 
+/// Stages the generic devel package in `staging` from `catalog`; returns the tarball.
+fn generic_devel(
+    staging: &Path,
+    catalog: &ArtifactCatalog,
+    registered: &[&Package],
+) -> std::path::PathBuf {
+    let mut devel = Package::new(
+        Logical::Devel,
+        None,
+        staging.to_path_buf(),
+        "_rocm_sdk_devel".into(),
+        Vec::new(),
+    );
+    devel
+        .populate_devel(
+            catalog,
+            registered,
+            false,
+            1_700_000_000,
+            true,
+            &mut std::io::sink(),
+        )
+        .unwrap()
+}
+
 #[test]
 fn devel_package_of_spec_15_8() {
     let tmp = tempfile::tempdir().unwrap();
@@ -157,16 +182,11 @@ fn devel_package_of_spec_15_8() {
         &[],
     )
     .unwrap();
-    let mut devel = Package::new(
-        Logical::Devel,
-        None,
-        dest.join("rocm-sdk-devel"),
-        "_rocm_sdk_devel".into(),
-        Vec::new(),
+    let tarball = generic_devel(
+        &dest.join("rocm-sdk-devel"),
+        &devel_catalog,
+        &[&core, &libs],
     );
-    let tarball = devel
-        .populate_devel(&devel_catalog, &[&core, &libs], false, 1_700_000_000, true)
-        .unwrap();
     assert!(tarball.ends_with("rocm-sdk-devel/src/rocm_sdk_devel/_devel.tar"));
     assert!(
         !dest
@@ -191,16 +211,11 @@ fn devel_package_of_spec_15_8() {
     assert!(position("_rocm_sdk_devel/lib/dangling") < position("_rocm_sdk_devel/lib/cmake"));
     // Same inputs, same bytes.
     let first = fs_err::read(&tarball).unwrap();
-    let mut again = Package::new(
-        Logical::Devel,
-        None,
-        tmp.path().join("again/rocm-sdk-devel"),
-        "_rocm_sdk_devel".into(),
-        Vec::new(),
+    let second = generic_devel(
+        &tmp.path().join("again/rocm-sdk-devel"),
+        &devel_catalog,
+        &[&core, &libs],
     );
-    let second = again
-        .populate_devel(&devel_catalog, &[&core, &libs], false, 1_700_000_000, true)
-        .unwrap();
     assert_eq!(fs_err::read(second).unwrap(), first);
 }
 
@@ -244,5 +259,126 @@ fn profiler_aliases_of_spec_15_11() {
             .unwrap()
             .to_string_lossy(),
         "libprofiler-hub.so.99"
+    );
+}
+
+/// The devel expansion of spec §12.3 on a tarball (POSIX): each member in order; a symlink
+/// becomes a hardlink when its target already exists as a file, except the preserved
+/// compiler names in `bin/`. Prints every expanded path with its kind.
+const EXPAND: &str = r#"
+import os, pathlib, shutil, sys, tarfile
+tar, site = sys.argv[1], pathlib.Path(sys.argv[2])
+preserved = {"amdclang", "amdclang++", "amdclang-cl", "amdclang-cpp", "amdflang", "amdlld", "amdllvm"}
+extract = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
+cleaned = set()
+def clean(d):
+    cleaned.add(d)
+    if d.exists():
+        shutil.rmtree(d)
+with tarfile.open(tar) as tf:
+    while ti := tf.next():
+        dest = site / ti.name
+        if ti.isfile() or ti.issym():
+            if dest.parent not in cleaned:
+                clean(dest.parent)
+            if ti.issym():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                target = dest.parent / ti.linkname
+                if dest.name in preserved and dest.parent.name == "bin" and dest.parent.parent.name.startswith("_rocm_sdk_devel"):
+                    dest.symlink_to(ti.linkname)
+                elif target.is_file():
+                    dest.hardlink_to(target)
+                else:
+                    tf.extract(ti, path=site, **extract)
+            else:
+                tf.extract(ti, path=site, **extract)
+        elif ti.isdir():
+            if dest not in cleaned:
+                clean(dest)
+            tf.extract(ti, path=site, **extract)
+for p in sorted(site.rglob("*")):
+    kind = "symlink" if p.is_symlink() else "dir" if p.is_dir() else "file" if p.stat().st_nlink == 1 else "hardlink"
+    print(p.relative_to(site).as_posix(), kind)
+"#;
+
+/// A devel package of one artifact whose links mostly sort before their targets: returns
+/// the staging dir and the tarball.
+fn devel_with_forward_links(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let art = tmp.join("artifacts");
+    let s = stage(&art, "prim_dev_generic");
+    for d in ["lib", "share", "bin"] {
+        mkdirs(&s.join(d));
+    }
+    fs_err::write(s.join("lib/libfoo.so.1.2"), "foo").unwrap();
+    fs_err::write(s.join("share/data.txt"), "data").unwrap();
+    fs_err::write(s.join("bin/clang-real"), "clang").unwrap();
+    for (link, target) in [
+        ("lib/libfoo.so", "libfoo.so.1"),
+        ("lib/libfoo.so.1", "libfoo.so.1.2"),
+        ("lib/a_data", "../share/data.txt"),
+        ("lib/dirlink", "../share"),
+        ("lib/dangling", "nope"),
+        ("lib/cycle1", "cycle2"),
+        ("lib/cycle2", "cycle1"),
+        ("ALINK", "share/data.txt"),
+        ("bin/amdclang", "clang-real"),
+    ] {
+        symlink(target, s.join(link)).unwrap();
+    }
+    let catalog = ArtifactCatalog::new(&art, |_| true, &[], &[]).unwrap();
+    let staging = tmp.join("dest/rocm-sdk-devel");
+    let tarball = generic_devel(&staging, &catalog, &[]);
+    (staging, tarball)
+}
+
+#[test]
+fn devel_links_to_files_of_the_tree_expand_to_hardlinks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, tarball) = devel_with_forward_links(tmp.path());
+    let site = tmp.path().join("site");
+    mkdirs(&site);
+    let listing = rock_ci_test_support::python(EXPAND, &[tarball.as_os_str(), site.as_os_str()]);
+    let want = [
+        "_rocm_sdk_devel dir",
+        "_rocm_sdk_devel/ALINK hardlink",
+        "_rocm_sdk_devel/__init__.py file",
+        "_rocm_sdk_devel/bin dir",
+        "_rocm_sdk_devel/bin/amdclang symlink",
+        "_rocm_sdk_devel/bin/clang-real file",
+        "_rocm_sdk_devel/lib dir",
+        "_rocm_sdk_devel/lib/a_data hardlink",
+        "_rocm_sdk_devel/lib/cycle1 symlink",
+        "_rocm_sdk_devel/lib/cycle2 symlink",
+        "_rocm_sdk_devel/lib/dangling symlink",
+        "_rocm_sdk_devel/lib/dirlink symlink",
+        "_rocm_sdk_devel/lib/libfoo.so hardlink",
+        "_rocm_sdk_devel/lib/libfoo.so.1 hardlink",
+        "_rocm_sdk_devel/lib/libfoo.so.1.2 hardlink",
+        "_rocm_sdk_devel/share dir",
+        "_rocm_sdk_devel/share/data.txt hardlink",
+    ];
+    assert_eq!(listing.lines().collect::<Vec<_>>(), want, "{listing}");
+    // Targets precede their links; parents still precede their children.
+    let got: Vec<String> = members(&tarball).into_iter().map(|(n, _)| n).collect();
+    let position = |n: &str| {
+        got.iter()
+            .position(|m| m == &format!("_rocm_sdk_devel/{n}"))
+            .unwrap()
+    };
+    assert!(position("lib/libfoo.so.1.2") < position("lib/libfoo.so.1"));
+    assert!(position("lib/libfoo.so.1") < position("lib/libfoo.so"));
+    assert!(position("share/data.txt") < position("lib/a_data"));
+    assert!(position("__init__.py") < position("share"));
+    assert!(position("share") < position("share/data.txt"));
+}
+
+#[test]
+fn devel_tarball_is_readable_by_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, tarball) = devel_with_forward_links(tmp.path());
+    let mode = fs_err::metadata(&tarball).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o644
     );
 }

@@ -183,6 +183,21 @@ pub enum Error {
         #[source]
         source: zip::result::ZipError,
     },
+    /// The interpreter's setuptools would write a different `rocm` sdist.
+    #[error(
+        "`{python}` ({executable}) has {}; the rocm sdist needs setuptools >= {minimum} (older versions write a different PKG-INFO). Install a newer setuptools for this interpreter or choose another with --python",
+        if found.is_empty() { "no setuptools".to_owned() } else { format!("setuptools {found}") }
+    )]
+    OldSetuptools {
+        /// `--python` as given.
+        python: String,
+        /// The interpreter's `sys.executable`.
+        executable: String,
+        /// The setuptools version found (empty: none).
+        found: String,
+        /// The oldest suitable version.
+        minimum: &'static str,
+    },
     /// The sdist build wrote no `rocm` sdist.
     #[error("No rocm sdist produced in {}", dist.display())]
     NoSdist {

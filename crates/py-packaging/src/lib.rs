@@ -31,6 +31,7 @@ pub use error::Error;
 pub use families::{FamilyMap, default_version, parse_family_list};
 pub use names::{Logical, Naming};
 pub use params::Parameters;
+pub use sdist::MIN_SETUPTOOLS;
 pub use timing::{Stage, report as stage_timings};
 
 use file_tree::FileError;

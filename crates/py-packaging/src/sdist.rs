@@ -13,6 +13,51 @@ use crate::Error;
 
 const HOOK: &str = "import sys\nfrom setuptools import build_meta\nname = build_meta.build_sdist(sys.argv[1])\nprint('ROCK_CI_SDIST:' + name)\n";
 
+/// The oldest setuptools whose `rocm` sdist is the one current setuptools writes: metadata
+/// 2.4 with `Requires-Dist` and `Dynamic:` lines (68 writes no `Requires-Dist`, 69–75 write
+/// metadata 2.1 without `Dynamic:`, 76 writes 2.2).
+pub const MIN_SETUPTOOLS: &str = "77.0.1";
+
+const PROBE: &str = "import sys\ntry:\n    import setuptools\n    v = setuptools.__version__\nexcept ImportError:\n    v = ''\nprint(sys.executable)\nprint(v)\n";
+
+/// The leading release numbers of a version (`77.0.1.post1` → `[77, 0, 1]`, `80.0rc1` →
+/// `[80, 0]`).
+fn release(version: &str) -> Vec<u64> {
+    let mut numbers = Vec::new();
+    for part in version.split('.') {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(n) = digits.parse() else { break };
+        numbers.push(n);
+        if digits.len() != part.len() {
+            break;
+        }
+    }
+    numbers
+}
+
+/// Checks that `python` has a setuptools of at least [`MIN_SETUPTOOLS`]; returns its
+/// `sys.executable`. `cwd` is where Python runs.
+pub(crate) fn check_setuptools(python: &str, cwd: &Path) -> Result<String, Error> {
+    let stdout = crate::run_python(python, PROBE, cwd, cwd, &[], "probing setuptools")?;
+    let mut lines = stdout.lines();
+    let executable = lines.next().unwrap_or_default().trim().to_owned();
+    let found = lines.next().unwrap_or_default().trim().to_owned();
+    let mut have = release(&found);
+    let mut want = release(MIN_SETUPTOOLS);
+    let width = have.len().max(want.len());
+    have.resize(width, 0);
+    want.resize(width, 0);
+    if found.is_empty() || have < want {
+        return Err(Error::OldSetuptools {
+            python: python.to_owned(),
+            executable,
+            found,
+            minimum: MIN_SETUPTOOLS,
+        });
+    }
+    Ok(executable)
+}
+
 /// Whether a member's line endings are normalized (§13.2, §15.14).
 pub(crate) fn is_text_member(name: &str) -> bool {
     let base = name.rsplit('/').next().unwrap_or(name);
@@ -136,7 +181,15 @@ pub(crate) fn normalize(path: &Path, mtime: u64) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_text_member;
+    use super::{is_text_member, release};
+
+    #[test]
+    fn release_numbers() {
+        assert_eq!(release("77.0.1"), [77, 0, 1]);
+        assert_eq!(release("80.9.0.post1"), [80, 9, 0]);
+        assert_eq!(release("80.0rc1"), [80, 0]);
+        assert!(release("").is_empty());
+    }
 
     #[test]
     fn text_members_of_spec_15_14() {

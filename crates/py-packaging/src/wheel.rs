@@ -47,6 +47,9 @@ sys.path.insert(0, pkgdir)
 sys.argv = [os.path.join(pkgdir, "setup.py"), "bdist_wheel"]
 with contextlib.redirect_stdout(io.StringIO()):
     runpy.run_path(sys.argv[0], run_name="__main__")
+for key in ("extras_require", "entry_points"):
+    if isinstance(captured.get(key), dict):
+        captured[key] = [[k, v] for k, v in captured[key].items()]
 json.dump({"setup": captured, "platform": sysconfig.get_platform()}, sys.stdout, default=list)
 "#;
 
@@ -90,14 +93,19 @@ fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
     }
 }
 
+/// A mapping, as an object or (declaration order kept) as a list of `[key, value]` pairs.
 fn pairs(v: Option<&serde_json::Value>) -> Vec<(String, Vec<String>)> {
-    v.and_then(serde_json::Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), strings(Some(v))))
-                .collect()
-        })
-        .unwrap_or_default()
+    match v {
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| (k.clone(), strings(Some(v))))
+            .collect(),
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|pair| Some((pair.get(0)?.as_str()?.to_owned(), strings(pair.get(1)))))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Runs the template's `setup.py` in `staging` once with `python` and returns its
@@ -108,7 +116,7 @@ pub(crate) fn read_setup(
     env: &[(String, String)],
 ) -> Result<SetupDecl, Error> {
     let stdout = crate::run_python(python, CAPTURE, staging, staging, env, "setup.py")?;
-    // serde_json keeps maps sorted; order of extras and entry points is restored below.
+    // Extras and entry points arrive as lists of pairs: serde_json keeps maps sorted.
     let doc: serde_json::Value =
         serde_json::from_str(&stdout).map_err(|source| Error::SetupArguments {
             package: staging.to_path_buf(),
@@ -265,13 +273,55 @@ fn collect(
     Ok(())
 }
 
+/// An extra's name as setuptools writes it (PEP 685 `safe_extra`): runs of characters other
+/// than ASCII letters and digits become `-`, no `-` at either end, lower case.
+pub(crate) fn safe_extra(extra: &str) -> String {
+    let mut out = String::with_capacity(extra.len());
+    for c in extra.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+/// Whether an environment marker has an `or` outside parentheses and quotes.
+pub(crate) fn top_level_or(marker: &str) -> bool {
+    let (mut depth, mut quote) = (0usize, None);
+    for (i, c) in marker.char_indices() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth = depth.saturating_sub(1),
+            (None, _) if depth == 0 && marker[i..].starts_with(" or ") => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `METADATA` as setuptools (≥ 77, metadata 2.4) writes it for the same `setup()`: the fields
+/// in its order, every requirement after `Requires-Python`, each extra's requirements after
+/// its `Provides-Extra`, then a `Dynamic:` line for every field `setup()` filled.
 fn metadata(decl: &SetupDecl) -> String {
     let mut m = format!(
-        "Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+        "Metadata-Version: 2.4\nName: {}\nVersion: {}\n",
         decl.name, decl.version
     );
-    if let Some(d) = &decl.description {
-        crate::push(&mut m, format_args!("Summary: {d}\n"));
+    let summary = decl.description.as_deref().filter(|d| !d.is_empty());
+    if let Some(d) = summary {
+        // setuptools keeps the first line of a multi-line summary.
+        let line = if d.contains('\n') {
+            d.trim()
+                .split_once('\n')
+                .map_or(d.trim(), |(first, _)| first)
+        } else {
+            d
+        };
+        crate::push(&mut m, format_args!("Summary: {line}\n"));
     }
     if let Some(r) = &decl.python_requires {
         crate::push(&mut m, format_args!("Requires-Python: {r}\n"));
@@ -280,45 +330,77 @@ fn metadata(decl: &SetupDecl) -> String {
         crate::push(&mut m, format_args!("Requires-Dist: {r}\n"));
     }
     for (extra, reqs) in &decl.extras_require {
+        let extra = safe_extra(extra);
         crate::push(&mut m, format_args!("Provides-Extra: {extra}\n"));
         for r in reqs {
             let line = match r.split_once(';') {
-                Some((req, marker)) => {
+                // `packaging` keeps the parentheses only around an `or` at the top level.
+                Some((req, marker)) if top_level_or(marker) => {
                     format!(
                         "{}; ({}) and extra == \"{extra}\"",
                         req.trim(),
                         marker.trim()
                     )
                 }
+                Some((req, marker)) => {
+                    format!("{}; {} and extra == \"{extra}\"", req.trim(), marker.trim())
+                }
                 None => format!("{r}; extra == \"{extra}\""),
             };
             crate::push(&mut m, format_args!("Requires-Dist: {line}\n"));
         }
     }
+    // setuptools' `_POSSIBLE_DYNAMIC_FIELDS` order, for the fields a template can set.
+    let dynamic = [
+        ("provides-extra", !decl.extras_require.is_empty()),
+        ("requires-dist", !decl.install_requires.is_empty()),
+        (
+            "requires-python",
+            decl.python_requires
+                .as_deref()
+                .is_some_and(|r| !r.is_empty()),
+        ),
+        ("summary", summary.is_some()),
+    ];
+    for (field, set) in dynamic {
+        if set {
+            crate::push(&mut m, format_args!("Dynamic: {field}\n"));
+        }
+    }
     m
 }
 
+/// `entry_points.txt` as setuptools renders it: groups sorted by name, each group's entries
+/// sorted by name then target, `name = target` lines, one blank line between groups, one
+/// final newline. `None` without entry points (setuptools writes no file then).
 fn entry_points(decl: &SetupDecl) -> Option<String> {
-    if decl.entry_points.iter().all(|(_, v)| v.is_empty()) {
+    let mut groups: BTreeMap<&str, BTreeSet<(String, String)>> = BTreeMap::new();
+    for (group, lines) in &decl.entry_points {
+        for line in lines.iter().map(|l| l.trim()) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, target) = line.split_once('=').unwrap_or((line, ""));
+            groups
+                .entry(group.as_str())
+                .or_default()
+                .insert((name.trim().to_owned(), target.trim().to_owned()));
+        }
+    }
+    if groups.is_empty() {
         return None;
     }
-    let mut s = String::new();
-    for (group, lines) in &decl.entry_points {
-        crate::push(&mut s, format_args!("[{group}]\n"));
-        for line in lines {
-            match line.split_once('=') {
-                Some((name, target)) => {
-                    crate::push(
-                        &mut s,
-                        format_args!("{} = {}\n", name.trim(), target.trim()),
-                    );
-                }
-                None => crate::push(&mut s, format_args!("{line}\n")),
-            }
-        }
-        s.push('\n');
-    }
-    Some(s)
+    let sections: Vec<String> = groups
+        .iter()
+        .map(|(group, entries)| {
+            let lines: Vec<String> = entries
+                .iter()
+                .map(|(name, target)| format!("{name} = {target}"))
+                .collect();
+            format!("[{group}]\n{}\n", lines.join("\n"))
+        })
+        .collect();
+    Some(sections.join("\n"))
 }
 
 fn record_hash(data: &[u8]) -> String {

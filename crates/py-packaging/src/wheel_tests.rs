@@ -30,7 +30,10 @@ setup(
     install_requires=["something-else==1"],
     extras_require={"extra-b": ["b==1; sys_platform == \"linux\""], "extra-a": ["a==2"]},
     options={"bdist_wheel": {"plat_name": os.getenv("ROCM_SDK_WHEEL_PLATFORM_TAG", sysconfig.get_platform())}},
-    entry_points={"console_scripts": ["demo-tool=demo_core._cli:main", "other = demo_core._cli:other"]},
+    entry_points={
+        "gui_scripts": ["demo-gui = demo_core._cli:gui"],
+        "console_scripts": ["demo-tool=demo_core._cli:main", "other = demo_core._cli:other", "a-first = demo_core._cli:first"],
+    },
 )
 "#,
     );
@@ -79,13 +82,16 @@ fn check_dist_info(wheel: &Path) {
     let info = "demo_sdk_core-1.2.3.dev0.dist-info";
     assert_eq!(
         read(&format!("{info}/METADATA")),
-        "Metadata-Version: 2.1\nName: demo-sdk-core\nVersion: 1.2.3.dev0\nSummary: A demo, with a comma\n\
-         Requires-Dist: something-else==1\nProvides-Extra: extra-a\nRequires-Dist: a==2; extra == \"extra-a\"\n\
-         Provides-Extra: extra-b\nRequires-Dist: b==1; (sys_platform == \"linux\") and extra == \"extra-b\"\n"
+        "Metadata-Version: 2.4\nName: demo-sdk-core\nVersion: 1.2.3.dev0\nSummary: A demo, with a comma\n\
+         Requires-Dist: something-else==1\n\
+         Provides-Extra: extra-b\nRequires-Dist: b==1; sys_platform == \"linux\" and extra == \"extra-b\"\n\
+         Provides-Extra: extra-a\nRequires-Dist: a==2; extra == \"extra-a\"\n\
+         Dynamic: provides-extra\nDynamic: requires-dist\nDynamic: summary\n"
     );
     assert_eq!(
         read(&format!("{info}/entry_points.txt")),
-        "[console_scripts]\ndemo-tool = demo_core._cli:main\nother = demo_core._cli:other\n\n"
+        "[console_scripts]\na-first = demo_core._cli:first\ndemo-tool = demo_core._cli:main\nother = demo_core._cli:other\n\n\
+         [gui_scripts]\ndemo-gui = demo_core._cli:gui\n"
     );
     assert_eq!(
         read(&format!("{info}/top_level.txt")),
@@ -188,4 +194,14 @@ fn a_failing_setup_py_is_an_error_naming_the_package() {
         err.contains("setup.py failed") && err.contains("broken template"),
         "{err}"
     );
+}
+
+#[test]
+fn extras_and_markers_as_setuptools_writes_them() {
+    use crate::wheel::{safe_extra, top_level_or};
+    assert_eq!(safe_extra("Device-GFX94X_dcgpu"), "device-gfx94x-dcgpu");
+    assert_eq!(safe_extra("_FrIeNdLy-._.-bArD__._-"), "friendly-bard");
+    assert!(top_level_or("a == \"x\" or b == \"y\""));
+    assert!(!top_level_or("(a == \"x\" or b == \"y\") and c == \"z\""));
+    assert!(!top_level_or("a == \" or \""));
 }
