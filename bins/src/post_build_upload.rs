@@ -131,30 +131,57 @@ async fn upload_logs(
     }
     writeln!(out, "Uploading logs")?;
     let dest = root.log_dir(&plan.artifact_group);
-    let report = backend
+    // Every upload is attempted; the error names each that failed.
+    let mut failures = Vec::new();
+    match backend
         .upload_directory(&logs, &dest, &[], &["ccache/**/*".to_owned()])
         .await
-        .with_context(|| format!("Failed to upload the logs in `{}`", logs.display()))?;
-    writeln!(
-        out,
-        "[INFO] Uploaded {} log files to {} ({} unchanged)",
-        report.transferred,
-        shown(plan, &dest),
-        report.skipped
-    )?;
+    {
+        Ok(report) => writeln!(
+            out,
+            "[INFO] Uploaded {} log files to {} ({} unchanged)",
+            report.transferred,
+            shown(plan, &dest),
+            report.skipped
+        )?,
+        Err(e) => failures.push(
+            anyhow::Error::new(e)
+                .context(format!("Failed to upload the logs in `{}`", logs.display())),
+        ),
+    }
     let prof = logs.join("therock-build-prof");
-    if prof.is_dir() {
-        for name in ["comp-summary.html", "comp-summary.md"] {
-            let path = prof.join(name);
-            if path.is_file() {
-                backend
-                    .upload_file(&path, &root.log_file(&plan.artifact_group, name))
-                    .await?;
-                writeln!(out, "[INFO] Uploaded {} (flattened)", path.display())?;
-            }
+    for name in ["comp-summary.html", "comp-summary.md"] {
+        let path = prof.join(name);
+        if !path.is_file() {
+            continue;
+        }
+        match backend
+            .upload_file(&path, &root.log_file(&plan.artifact_group, name))
+            .await
+        {
+            Ok(_) => writeln!(out, "[INFO] Uploaded {} (flattened)", path.display())?,
+            Err(e) => failures.push(
+                anyhow::Error::new(e)
+                    .context(format!("Failed to upload `{}` (flattened)", path.display())),
+            ),
         }
     }
-    Ok(())
+    combine(failures)
+}
+
+/// `Ok` without failures, else one error listing each of them.
+fn combine(mut failures: Vec<anyhow::Error>) -> anyhow::Result<()> {
+    if failures.len() <= 1 {
+        return failures.pop().map_or(Ok(()), Err);
+    }
+    Err(anyhow::anyhow!(
+        "{}",
+        failures
+            .iter()
+            .map(|e| format!("{e:#}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    ))
 }
 
 /// The job summary lines (spec §11.7).
@@ -289,12 +316,20 @@ pub async fn run(
         return Ok(());
     }
 
+    // A log archive that cannot be written does not keep the logs from being uploaded.
+    let mut failures = Vec::new();
     header(out, "Creating Ninja log archive", 26)?;
-    archive_ninja_logs(&plan.build_dir, plan.mtime, out)?;
+    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out) {
+        writeln!(out, "[ERROR] {e:#}")?;
+        failures.push(e.context("Failed to archive the ninja logs"));
+    }
     header(out, "Creating ccache log archive", 27)?;
-    archive_ccache_logs(&plan.build_dir, plan.mtime, out)?;
+    if let Err(e) = archive_ccache_logs(&plan.build_dir, plan.mtime, out) {
+        writeln!(out, "[ERROR] {e:#}")?;
+        failures.push(e.context("Failed to archive the ccache logs"));
+    }
     let Some((root, backend)) = target else {
-        return Ok(());
+        return combine(failures);
     };
 
     header(out, "Upload log", 10)?;
@@ -329,9 +364,7 @@ pub async fn run(
         github_actions::append_step_summary_with(&line, lookup)?;
     }
 
-    match (logs, manifest) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        (Err(logs), Err(manifest)) => Err(anyhow::anyhow!("{logs:#}\n{manifest:#}")),
-    }
+    failures.extend(logs.err());
+    failures.extend(manifest.err());
+    combine(failures)
 }

@@ -5,3 +5,4 @@ mod ci_layout;
 mod elf_patch;
 mod fetch_artifacts;
 mod post_build_upload;
+mod robustness;

@@ -266,7 +266,20 @@ impl GithubClient {
         }
         client.token = non_empty(lookup, EnvVars::GITHUB_TOKEN)
             .or_else(|| non_empty(lookup, EnvVars::GH_TOKEN));
-        client
+        let seconds = |var| {
+            non_empty(lookup, var)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|n| Duration::from_secs(n.max(1)))
+        };
+        let mut policy = client.retry;
+        if let Some(read) = seconds(EnvVars::ROCK_CI_READ_TIMEOUT) {
+            policy.read_timeout = read;
+        }
+        if let Some(limit) = seconds(EnvVars::ROCK_CI_OPERATION_TIMEOUT) {
+            policy.give_up_after = limit;
+            policy.attempt_timeout = limit;
+        }
+        client.with_retry_policy(policy)
     }
 
     /// Uses `token` as a bearer token.

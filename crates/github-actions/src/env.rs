@@ -21,6 +21,11 @@ impl EnvVars {
     pub const RUNNER_TEMP: &'static str = "RUNNER_TEMP";
     /// File step outputs are appended to.
     pub const GITHUB_OUTPUT: &'static str = "GITHUB_OUTPUT";
+    /// Seconds to wait for the next bytes of a response (the same variable sets S3 reads).
+    pub const ROCK_CI_READ_TIMEOUT: &'static str = "ROCK_CI_READ_TIMEOUT";
+    /// Seconds after which no request is retried any more, and the longest one attempt may
+    /// take (the same variable sets the S3 deadline).
+    pub const ROCK_CI_OPERATION_TIMEOUT: &'static str = "ROCK_CI_OPERATION_TIMEOUT";
 }
 
 /// Reads a variable; unset, empty and non-UTF-8 values are all `None`.

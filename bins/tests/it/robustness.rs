@@ -1,0 +1,206 @@
+//! The tools on networks that misbehave: an endpoint that accepts connections and never
+//! answers, and a server that refuses some uploads.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule, S3Server};
+
+/// A listener that accepts every connection and never answers, until the test ends.
+fn black_hole() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+/// Short limits, so that a silent endpoint fails in seconds.
+const LIMITS: [(&str, &str); 3] = [
+    ("ROCK_CI_READ_TIMEOUT", "1"),
+    ("ROCK_CI_OPERATION_TIMEOUT", "2"),
+    ("ROCK_CI_MAX_ATTEMPTS", "2"),
+];
+
+fn run(bin: &str, args: &[&str], env: &[(&str, String)], cwd: &Path) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = Command::new(bin)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .envs(LIMITS)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Every tool that talks to a network exits 1 within its limits when the endpoint never
+/// answers, and says which endpoint and which limit.
+#[test]
+fn a_silent_endpoint_fails_every_tool_within_its_limits() {
+    let hole = black_hole();
+    let endpoint = format!("http://{hole}");
+    let t = tempfile::tempdir().unwrap();
+    let aws = [
+        ("AWS_ENDPOINT_URL", endpoint.clone()),
+        ("AWS_ACCESS_KEY_ID", "k".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "s".to_owned()),
+        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+    ];
+    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
+    fs_err::write(t.path().join("build/logs/build.log"), "log").unwrap();
+    let cases: Vec<(&str, Vec<&str>, Vec<(&str, String)>)> = vec![
+        (
+            env!("CARGO_BIN_EXE_fetch_artifacts"),
+            vec![
+                "--run-id",
+                "5",
+                "--platform",
+                "linux",
+                "--output-dir",
+                "out",
+            ],
+            // The run look-up goes to the silent endpoint too.
+            [("GITHUB_API_URL", endpoint.clone())]
+                .into_iter()
+                .chain(aws.iter().cloned())
+                .collect(),
+        ),
+        (
+            env!("CARGO_BIN_EXE_post_build_upload"),
+            vec![
+                "--artifact-group",
+                "gfx94X-dcgpu",
+                "--build-dir",
+                "build",
+                "--run-id",
+                "5",
+                "--upload",
+            ],
+            aws.to_vec(),
+        ),
+        (
+            env!("CARGO_BIN_EXE_post_build_upload"),
+            vec![
+                "--artifact-group",
+                "gfx94X-dcgpu",
+                "--build-dir",
+                "build",
+                "--run-id",
+                "5",
+                "--upload",
+                "--preflight",
+            ],
+            aws.to_vec(),
+        ),
+        (
+            env!("CARGO_BIN_EXE_ci_layout"),
+            vec![
+                "--run-id",
+                "5",
+                "--platform",
+                "linux",
+                "--lookup-workflow-run",
+            ],
+            vec![("GITHUB_API_URL", endpoint.clone())],
+        ),
+    ];
+    for (bin, args, env) in cases {
+        let (out, took) = run(bin, &args, &env, t.path());
+        let err = text(&out.stderr);
+        let name = Path::new(bin).file_name().unwrap().to_string_lossy();
+        assert_eq!(out.status.code(), Some(1), "{name} {args:?}: {err}");
+        assert!(
+            took < Duration::from_secs(30),
+            "{name} {args:?} took {took:?}"
+        );
+        assert!(err.contains(&hole.to_string()), "{name} {args:?}: {err}");
+        assert!(
+            err.contains("timed out") || err.contains("within 2 s"),
+            "{name} {args:?}: {err}"
+        );
+    }
+}
+
+/// A log file the server refuses every time: the other logs, the flattened profile summaries
+/// and the manifest still go up, and the error names the one that did not.
+#[test]
+fn a_refused_upload_is_named_and_the_rest_still_go_up() {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains("build.log"),
+        ),
+    );
+    let t = tempfile::tempdir().unwrap();
+    let build = t.path().join("build");
+    for (rel, content) in [
+        ("logs/build.log", "build log"),
+        ("logs/other.log", "other log"),
+        ("logs/therock-build-prof/comp-summary.md", "# prof"),
+        ("base/aux-overlay/build/therock_manifest.json", "{}"),
+    ] {
+        fs_err::create_dir_all(build.join(rel).parent().unwrap()).unwrap();
+        fs_err::write(build.join(rel), content).unwrap();
+    }
+    let env = vec![
+        ("AWS_ENDPOINT_URL", proxy.endpoint()),
+        (
+            "AWS_ACCESS_KEY_ID",
+            rock_ci_test_support::s3::ACCESS_KEY.to_owned(),
+        ),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            rock_ci_test_support::s3::SECRET_KEY.to_owned(),
+        ),
+        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+        ("ROCK_CI_MAX_ATTEMPTS", "2".to_owned()),
+    ];
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_post_build_upload"))
+        .args([
+            "--artifact-group",
+            "g",
+            "--build-dir",
+            "build",
+            "--run-id",
+            "6",
+            "--upload",
+        ])
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(err.contains("logs/g/build.log"), "{err}");
+    assert!(err.contains("++ Retry 1/1"), "retries are logged: {err}");
+    let stored = server.root().join("therock-ci-artifacts/6-linux");
+    for rel in [
+        "logs/g/other.log",
+        "logs/g/therock-build-prof/comp-summary.md",
+        "logs/g/comp-summary.md",
+        "manifests/g/therock_manifest.json",
+    ] {
+        assert!(stored.join(rel).is_file(), "{rel} was not uploaded: {err}");
+    }
+    assert!(!stored.join("logs/g/build.log").exists());
+    assert!(proxy.injected(Fault::Status500) >= 2);
+}
