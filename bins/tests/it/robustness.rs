@@ -161,7 +161,7 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
         fs_err::create_dir_all(build.join(rel).parent().unwrap()).unwrap();
         fs_err::write(build.join(rel), content).unwrap();
     }
-    let env = vec![
+    let env = [
         ("AWS_ENDPOINT_URL", proxy.endpoint()),
         (
             "AWS_ACCESS_KEY_ID",
