@@ -185,6 +185,17 @@ pub async fn run(
         return Ok(());
     }
 
+    fetch_selected(&backend, selected, request, out).await
+}
+
+/// Fetches `selected` into the output directory, printing each artifact's line as it is done
+/// and a closing totals line; every failure is listed in the error.
+async fn fetch_selected(
+    backend: &ArtifactBackend,
+    selected: Vec<ArtifactEntry>,
+    request: &Request,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     fs_err::create_dir_all(&request.output_dir)?;
     let output_dir = request.output_dir.clone();
     storage_backend::blocking(move || artifact_backend::remove_stale_partials(&output_dir)).await?;
@@ -195,14 +206,16 @@ pub async fn run(
     // With cores to spare, each archive is decompressed on a thread of its own.
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let decoder_thread = request.extract_concurrency.max(1).min(selected.len()) * 2 <= cores;
+    let started = std::time::Instant::now();
+    let total = selected.len();
     let mut results = futures::stream::iter(selected)
         .map(|entry| {
-            let (backend, decode, index) = (&backend, decode.clone(), index.clone());
+            let (decode, index) = (decode.clone(), index.clone());
             async move {
                 let key = entry.file_name.clone();
                 let result =
                     fetch_one(backend, &entry, request, decode, index, decoder_thread).await;
-                (key, result)
+                (key, entry.size, result)
             }
         })
         .buffer_unordered(request.download_concurrency.max(1));
@@ -211,9 +224,14 @@ pub async fn run(
     // cannot be written (a closed pipe) stops no fetch.
     let mut failures = Vec::new();
     let mut write_error = None;
-    while let Some((key, result)) = results.next().await {
+    let (mut done, mut bytes) = (0usize, 0u64);
+    while let Some((key, size, result)) = results.next().await {
         let line = match result {
-            Ok(line) => line,
+            Ok(line) => {
+                done += 1;
+                bytes += size;
+                line
+            }
             Err(e) => {
                 failures.push(format!("{key}: {e:#}"));
                 format!("  !! Failed {key}: {e:#}")
@@ -222,6 +240,10 @@ pub async fn run(
         if let Err(e) = writeln!(out, "{line}") {
             write_error.get_or_insert(e);
         }
+    }
+    let line = totals_line(done, total, bytes, started.elapsed(), backend.retries());
+    if let Err(e) = writeln!(out, "{line}") {
+        write_error.get_or_insert(e);
     }
     if failures.is_empty() {
         write_error.map_or(Ok(()), |e| Err(e.into()))
@@ -233,6 +255,30 @@ pub async fn run(
             failures.join("\n  ")
         )
     }
+}
+
+/// The closing line: artifacts, bytes, wall time, throughput and retries.
+pub fn totals_line(
+    done: usize,
+    total: usize,
+    bytes: u64,
+    wall: std::time::Duration,
+    retries: u64,
+) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "sizes and rates for display, to a tenth"
+    )]
+    let mib = bytes as f64 / 1_048_576.0;
+    let secs = wall.as_secs_f64();
+    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
+    let retry_text = match retries {
+        1 => "1 retry".to_owned(),
+        n => format!("{n} retries"),
+    };
+    format!(
+        "Fetched {done} of {total} artifacts ({mib:.1} MiB) in {secs:.1} s ({rate:.1} MiB/s), {retry_text}"
+    )
 }
 
 async fn fetch_one(
@@ -315,4 +361,21 @@ pub fn parse_targets(s: &str) -> Vec<String> {
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn totals_line_names_artifacts_bytes_time_rate_and_retries() {
+        let line = super::totals_line(15, 16, 3 << 20, std::time::Duration::from_secs(2), 1);
+        assert_eq!(
+            line,
+            "Fetched 15 of 16 artifacts (3.0 MiB) in 2.0 s (1.5 MiB/s), 1 retry"
+        );
+        let line = super::totals_line(0, 0, 0, std::time::Duration::ZERO, 4);
+        assert_eq!(
+            line,
+            "Fetched 0 of 0 artifacts (0.0 MiB) in 0.0 s (0.0 MiB/s), 4 retries"
+        );
+    }
 }

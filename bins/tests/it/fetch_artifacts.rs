@@ -433,6 +433,15 @@ fn injected_faults_are_retried_to_a_complete_fetch() {
         text(&out.stderr)
     );
     assert!(server.faults() >= 6, "only {} faults", server.faults());
+    let last = text(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        last.starts_with("Fetched 30 of 30 artifacts (") && last.contains(" MiB/s), "),
+        "{last}"
+    );
     for i in 0..30 {
         let got = fs_err::read_to_string(work.path().join(format!(
             "build/artifacts/p{i:02}_lib_generic/p{i:02}/stage/lib/x"

@@ -241,6 +241,14 @@ impl ArtifactBackend {
         self
     }
 
+    /// Transfers retried so far (by this backend's S3 client and its clones; none locally).
+    pub fn retries(&self) -> u64 {
+        match self {
+            ArtifactBackend::S3(b) => b.client.retries(),
+            ArtifactBackend::Local(_) => 0,
+        }
+    }
+
     /// The run's root.
     pub fn root(&self) -> &WorkflowOutputRoot {
         match self {
