@@ -18,6 +18,45 @@ use workflow_outputs::{
     WorkflowOutputRoot,
 };
 
+/// The time limits and retry budget of network requests, as flags; each overrides the
+/// environment variable of the same meaning (`ROCK_CI_CONNECT_TIMEOUT`, ...), which the S3
+/// and GitHub clients read.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct NetworkLimits {
+    /// Seconds to wait for a connection (default 10).
+    #[arg(long, value_name = "SECONDS")]
+    pub connect_timeout: Option<u64>,
+    /// Seconds to wait for a response to start, and for the next bytes of a body (default 20).
+    #[arg(long, value_name = "SECONDS")]
+    pub read_timeout: Option<u64>,
+    /// Seconds one request may take with its retries, before the time its body needs at
+    /// 64 KiB/s (default 60); raise it for slow links.
+    #[arg(long, value_name = "SECONDS")]
+    pub operation_timeout: Option<u64>,
+    /// Attempts per request (default 5).
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u32>,
+}
+
+impl NetworkLimits {
+    /// `env`, with the variables these flags set answered from the flags.
+    pub fn over<'a>(
+        self,
+        env: impl Fn(&str) -> Option<String> + 'a,
+    ) -> impl Fn(&str) -> Option<String> + 'a {
+        move |var: &str| {
+            let flag = match var {
+                "ROCK_CI_CONNECT_TIMEOUT" => self.connect_timeout,
+                "ROCK_CI_READ_TIMEOUT" => self.read_timeout,
+                "ROCK_CI_OPERATION_TIMEOUT" => self.operation_timeout,
+                "ROCK_CI_MAX_ATTEMPTS" => self.max_attempts.map(u64::from),
+                _ => None,
+            };
+            flag.map(|v| v.to_string()).or_else(|| env(var))
+        }
+    }
+}
+
 /// The logging flags every tool takes.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct Verbosity {

@@ -68,6 +68,8 @@ struct Args {
     #[arg(long)]
     local_staging_dir: Option<PathBuf>,
     #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
     log: rock_ci::Verbosity,
 }
 
@@ -97,7 +99,7 @@ fn main() -> ExitCode {
         local_staging_dir: args.local_staging_dir,
         quiet: args.log.quiet,
     };
-    let lookup = github_actions::process_env;
+    let lookup = args.limits.over(github_actions::process_env);
     let mut stdout = std::io::stdout().lock();
     block_on(run(&request, &lookup, &mut stdout))
 }

@@ -55,13 +55,15 @@ struct Args {
     #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY)]
     upload_concurrency: usize,
     #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
     log: rock_ci::Verbosity,
 }
 
 fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
-    let lookup = github_actions::process_env;
+    let lookup = args.limits.over(github_actions::process_env);
     let upload = if args.upload {
         true
     } else if args.no_upload {

@@ -36,8 +36,8 @@ fn run(bin: &str, args: &[&str], env: &[(&str, String)], cwd: &Path) -> (Output,
     let out = Command::new(bin)
         .args(args)
         .env_clear()
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .envs(LIMITS)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(cwd)
         .output()
         .unwrap();
@@ -48,22 +48,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Every tool that talks to a network exits 1 within its limits when the endpoint never
-/// answers, and says which endpoint and which limit.
-#[test]
-fn a_silent_endpoint_fails_every_tool_within_its_limits() {
-    let hole = black_hole();
-    let endpoint = format!("http://{hole}");
-    let t = tempfile::tempdir().unwrap();
-    let aws = [
-        ("AWS_ENDPOINT_URL", endpoint.clone()),
-        ("AWS_ACCESS_KEY_ID", "k".to_owned()),
-        ("AWS_SECRET_ACCESS_KEY", "s".to_owned()),
-        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
-    ];
-    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
-    fs_err::write(t.path().join("build/logs/build.log"), "log").unwrap();
-    let cases: Vec<Case<'_>> = vec![
+/// The tools' runs against the silent `endpoint`, with the S3 environment `aws`.
+fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<Case<'static>> {
+    vec![
         (
             env!("CARGO_BIN_EXE_fetch_artifacts"),
             vec![
@@ -75,7 +62,7 @@ fn a_silent_endpoint_fails_every_tool_within_its_limits() {
                 "out",
             ],
             // The run look-up goes to the silent endpoint too.
-            [("GITHUB_API_URL", endpoint.clone())]
+            [("GITHUB_API_URL", endpoint.to_owned())]
                 .into_iter()
                 .chain(aws.iter().cloned())
                 .collect(),
@@ -107,6 +94,31 @@ fn a_silent_endpoint_fails_every_tool_within_its_limits() {
             ],
             aws.to_vec(),
         ),
+        // The flags win over the environment.
+        (
+            env!("CARGO_BIN_EXE_post_build_upload"),
+            vec![
+                "--artifact-group",
+                "gfx94X-dcgpu",
+                "--build-dir",
+                "build",
+                "--run-id",
+                "5",
+                "--upload",
+                "--preflight",
+                "--read-timeout",
+                "1",
+                "--operation-timeout",
+                "2",
+            ],
+            aws.iter()
+                .cloned()
+                .chain([
+                    ("ROCK_CI_READ_TIMEOUT", "600".to_owned()),
+                    ("ROCK_CI_OPERATION_TIMEOUT", "600".to_owned()),
+                ])
+                .collect(),
+        ),
         (
             env!("CARGO_BIN_EXE_ci_layout"),
             vec![
@@ -116,9 +128,27 @@ fn a_silent_endpoint_fails_every_tool_within_its_limits() {
                 "linux",
                 "--lookup-workflow-run",
             ],
-            vec![("GITHUB_API_URL", endpoint.clone())],
+            vec![("GITHUB_API_URL", endpoint.to_owned())],
         ),
+    ]
+}
+
+/// Every tool that talks to a network exits 1 within its limits when the endpoint never
+/// answers, and says which endpoint and which limit.
+#[test]
+fn a_silent_endpoint_fails_every_tool_within_its_limits() {
+    let hole = black_hole();
+    let endpoint = format!("http://{hole}");
+    let t = tempfile::tempdir().unwrap();
+    let aws = [
+        ("AWS_ENDPOINT_URL", endpoint.clone()),
+        ("AWS_ACCESS_KEY_ID", "k".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "s".to_owned()),
+        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
     ];
+    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
+    fs_err::write(t.path().join("build/logs/build.log"), "log").unwrap();
+    let cases = silent_endpoint_cases(&endpoint, &aws);
     for (bin, args, env) in cases {
         let (out, took) = run(bin, &args, &env, t.path());
         let err = text(&out.stderr);

@@ -107,15 +107,20 @@ pub enum Error {
 
 impl Error {
     /// Whether the bytes of a transfer arrived damaged or incomplete, so that fetching them
-    /// again may succeed: a digest that does not match, a body cut short, a transient storage
-    /// failure, or an archive that could not be read (decoded) while it streamed in.
+    /// again may succeed: a digest that does not match, a sidecar that does not parse, a body
+    /// cut short, a transient storage failure, or an archive that could not be read (decoded)
+    /// while it streamed in.
     pub fn arrived_damaged(&self) -> bool {
         match self {
-            Error::ChecksumMismatch { .. } | Error::Truncated { .. } => true,
+            Error::ChecksumMismatch { .. } | Error::Truncated { .. } | Error::InvalidSidecar(_) => {
+                true
+            }
             Error::Storage(e) => e
                 .s3_kind()
                 .is_some_and(storage_backend::S3ErrorKind::is_transient),
-            Error::Artifacts(artifacts::Error::File(f)) => f.op == file_tree::FileOp::Read,
+            Error::File(f) | Error::Artifacts(artifacts::Error::File(f)) => {
+                f.op == file_tree::FileOp::Read
+            }
             _ => false,
         }
     }

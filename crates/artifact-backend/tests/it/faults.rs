@@ -146,6 +146,27 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
     let file = out.join("core_lib_generic/core/stage/lib/libcore.so");
     assert!(fs_err::read_to_string(&file).unwrap() == noise);
 
+    // The first read of the sidecar is cut short by a server announcing the short length:
+    // the sidecar does not parse, and the artifact is fetched again.
+    let plan = FaultPlan::new().rule(
+        Rule::new(Fault::ShortBodyMatchingLength)
+            .method("GET")
+            .path_contains("sha256sum")
+            .first(1),
+    );
+    let (proxy, b) = through_proxy(&server, plan).await;
+    let got = b
+        .fetch_extracted(
+            "core_lib_generic.tar.zst",
+            &t.path().join("out-sidecar"),
+            artifacts::Layout::Full,
+            std::sync::Arc::default(),
+        )
+        .await
+        .unwrap();
+    assert!(got.verified);
+    assert_eq!(proxy.injected(Fault::ShortBodyMatchingLength), 1);
+
     // Every GET of the archive is damaged: an error, and nothing at the destination.
     let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets())).await;
     let out = t.path().join("out2");
