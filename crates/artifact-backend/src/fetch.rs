@@ -43,6 +43,9 @@ pub struct Fetched {
 #[derive(Debug, Default)]
 pub struct FlattenIndex {
     owners: Mutex<HashMap<PathBuf, String>>,
+    /// Held while one artifact is merged: merges are renames, quick, and never interleave (two
+    /// artifacts creating the same directory at once would race).
+    merging: Mutex<()>,
 }
 
 type Part = Vec<Bytes>;
@@ -465,6 +468,10 @@ impl ArtifactBackend {
                     dest
                 }
                 Layout::Flatten => {
+                    let _one_at_a_time = index
+                        .merging
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     merge(temp.path(), &output, Path::new(""), &key_owned, &index)?;
                     output
                 }

@@ -484,12 +484,16 @@ impl S3StorageBackend {
                         .send()
                         .await
                         .map_err(|e| Error::s3("list", location.clone(), e))?;
+                    // A page cut short can still parse: its closing fields are then missing.
+                    let (Some(count), Some(_)) = (page.key_count(), page.is_truncated()) else {
+                        return Err(incomplete(
+                            "a page without its KeyCount or IsTruncated (cut short?)".into(),
+                        ));
+                    };
                     // Servers differ on whether common prefixes count as keys; either is whole.
                     let (keys, prefixes) = (page.contents().len(), page.common_prefixes().len());
-                    if let Some(count) = page.key_count().and_then(|c| usize::try_from(c).ok())
-                        && count != keys
-                        && count != keys + prefixes
-                    {
+                    let count = usize::try_from(count).unwrap_or(usize::MAX);
+                    if count != keys && count != keys + prefixes {
                         return Err(incomplete(format!(
                             "a page says it holds {count} keys but lists {keys} (and {prefixes} prefixes)"
                         )));

@@ -216,3 +216,30 @@ async fn every_fault_kind_on_every_operation_is_retried() {
         }
     }
 }
+
+/// A server that always cuts listings short (announcing the short length, so the XML still
+/// parses up to where it was cut): the listing is an error, never fewer keys.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listing_always_cut_short_is_an_error_not_fewer_keys() {
+    let plan = FaultPlan::new().rule(
+        Rule::new(Fault::ShortBodyMatchingLength)
+            .method("GET")
+            .path_contains("list-type"),
+    );
+    let (server, proxy, backend) = through_proxy(plan).await;
+    for i in 0..40 {
+        let path = server.root().join(format!("bkt/run/k{i:02}.tar.zst"));
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, "x").unwrap();
+    }
+    let StorageBackend::S3(s3) = &backend else {
+        unreachable!("an S3 backend")
+    };
+    let err = s3.list_prefix("bkt", "run/", true).await.unwrap_err();
+    assert_eq!(
+        err.s3_kind(),
+        Some(storage_backend::S3ErrorKind::BadResponse),
+        "{err:?}"
+    );
+    assert!(proxy.injected(Fault::ShortBodyMatchingLength) >= 2);
+}
