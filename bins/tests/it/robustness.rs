@@ -48,6 +48,21 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `post_build_upload`'s arguments for an upload of `build/` as run 5, then `extra`.
+fn upload(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut args = vec![
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--build-dir",
+        "build",
+        "--run-id",
+        "5",
+        "--upload",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The tools' runs against the silent `endpoint`, with the S3 environment `aws`.
 fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<Case<'static>> {
     vec![
@@ -69,48 +84,24 @@ fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<
         ),
         (
             env!("CARGO_BIN_EXE_post_build_upload"),
-            vec![
-                "--artifact-group",
-                "gfx94X-dcgpu",
-                "--build-dir",
-                "build",
-                "--run-id",
-                "5",
-                "--upload",
-            ],
+            upload(&[]),
             aws.to_vec(),
         ),
         (
             env!("CARGO_BIN_EXE_post_build_upload"),
-            vec![
-                "--artifact-group",
-                "gfx94X-dcgpu",
-                "--build-dir",
-                "build",
-                "--run-id",
-                "5",
-                "--upload",
-                "--preflight",
-            ],
+            upload(&["--preflight"]),
             aws.to_vec(),
         ),
         // The flags win over the environment.
         (
             env!("CARGO_BIN_EXE_post_build_upload"),
-            vec![
-                "--artifact-group",
-                "gfx94X-dcgpu",
-                "--build-dir",
-                "build",
-                "--run-id",
-                "5",
-                "--upload",
+            upload(&[
                 "--preflight",
                 "--read-timeout",
                 "1",
                 "--operation-timeout",
                 "2",
-            ],
+            ]),
             aws.iter()
                 .cloned()
                 .chain([

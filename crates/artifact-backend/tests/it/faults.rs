@@ -17,18 +17,7 @@ async fn s3_transfers_survive_injected_faults() {
         ..Default::default()
     });
     server.create_bucket("bkt");
-    let c = S3Client::connect_with(
-        &ClientOptions {
-            region: Some("us-east-1".into()),
-            endpoint_url: Some(server.endpoint()),
-            credentials: Some(Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "test")),
-            max_attempts: 5,
-            initial_backoff: std::time::Duration::from_millis(20),
-            ..ClientOptions::default()
-        },
-        &|_| None,
-    )
-    .await;
+    let c = retrying_client(server.endpoint(), 5).await;
     let b = ArtifactBackend::s3(c, root("bkt", "", "42"));
     let t = tempfile::tempdir().unwrap();
     let content = |i: usize| -> Vec<u8> {
@@ -82,19 +71,24 @@ async fn through_proxy(
     plan: rock_ci_test_support::FaultPlan,
 ) -> (rock_ci_test_support::FaultProxy, ArtifactBackend) {
     let proxy = rock_ci_test_support::FaultProxy::start(server.addr(), plan);
-    let c = S3Client::connect_with(
+    let c = retrying_client(proxy.endpoint(), 3).await;
+    (proxy, ArtifactBackend::s3(c, root("bkt", "", "44")))
+}
+
+/// A client of `endpoint` with `attempts` per request and short backoffs.
+async fn retrying_client(endpoint: String, attempts: u32) -> S3Client {
+    S3Client::connect_with(
         &ClientOptions {
             region: Some("us-east-1".into()),
-            endpoint_url: Some(proxy.endpoint()),
+            endpoint_url: Some(endpoint),
             credentials: Some(Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "test")),
-            max_attempts: 3,
+            max_attempts: attempts,
             initial_backoff: std::time::Duration::from_millis(10),
             ..ClientOptions::default()
         },
         &|_| None,
     )
-    .await;
-    (proxy, ArtifactBackend::s3(c, root("bkt", "", "44")))
+    .await
 }
 
 /// Bytes damaged on the way (flipped bits under a matching length): the digest (or the
