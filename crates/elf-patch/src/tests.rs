@@ -584,6 +584,10 @@ fn a_segment_far_above_the_file_is_refused_not_padded() {
 }
 
 #[test]
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped check says so in the test output"
+)]
 fn extended_attributes_survive_the_replacement() {
     let dir = tempfile::tempdir().unwrap();
     let lib = cc(dir.path(), "libx.so", DEP, &["-shared", "-fPIC"]);
