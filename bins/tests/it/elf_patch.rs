@@ -17,8 +17,36 @@ fn theirs() -> Command {
     )
 }
 
+/// Runs elf-patch with `args` then `paths`, whatever its exit status.
+fn ours_with(args: &[&str], paths: &[&Path]) -> Output {
+    ours().args(args).args(paths).output().unwrap()
+}
+
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Copies `file` to `dir/{name}-ours` and `dir/{name}-theirs` and applies `edit` with elf-patch
+/// and patchelf to one each; elf-patch's result must read cleanly. Returns both, and the
+/// output of each run.
+fn patch_both<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    name: &str,
+    file: &Path,
+    edit: &[S],
+) -> ([PathBuf; 2], [Output; 2]) {
+    let (a, b) = (
+        dir.join(format!("{name}-ours")),
+        dir.join(format!("{name}-theirs")),
+    );
+    fs_err::copy(file, &a).unwrap();
+    fs_err::copy(file, &b).unwrap();
+    let runs = [
+        run_ok(ours().args(edit).arg(&a)),
+        run_ok(theirs().args(edit).arg(&b)),
+    ];
+    assert_readelf_clean(&a);
+    ([a, b], runs)
 }
 
 /// Libraries and programs built here, plus copies of a few system libraries.
@@ -117,15 +145,7 @@ fn edits_match_patchelf_and_files_stay_valid() {
             ]);
         }
         for (j, edit) in all.iter().enumerate() {
-            let (a, b) = (
-                dir.path().join(format!("{i}-{j}-ours")),
-                dir.path().join(format!("{i}-{j}-theirs")),
-            );
-            fs_err::copy(file, &a).unwrap();
-            fs_err::copy(file, &b).unwrap();
-            run_ok(ours().args(edit).arg(&a));
-            run_ok(theirs().args(edit).arg(&b));
-            assert_readelf_clean(&a);
+            let ([a, b], _) = patch_both(dir.path(), &format!("{i}-{j}"), file, edit);
             let (da, db): (ReadelfDynamic, ReadelfDynamic) =
                 (readelf_dynamic(&a), readelf_dynamic(&b));
             assert_eq!(da, db, "{edit:?} on {}", file.display());
@@ -206,12 +226,7 @@ fn bad_files_fail_naming_each_one_and_change_nothing() {
     let usage = ours().arg("--set-rpath").output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
     let output_missing = dir.path().join("out");
-    let failed = ours()
-        .args(["--set-rpath", "x", "--output"])
-        .arg(&output_missing)
-        .arg(&text)
-        .output()
-        .unwrap();
+    let failed = ours_with(&["--set-rpath", "x", "--output"], &[&output_missing, &text]);
     assert_eq!(failed.status.code(), Some(1));
     assert!(
         !output_missing.exists(),
@@ -219,14 +234,15 @@ fn bad_files_fail_naming_each_one_and_change_nothing() {
     );
 }
 
+/// A shared library built here with the linker flags `link`.
+fn library_linked(dir: &Path, name: &str, link: &str) -> PathBuf {
+    let source = "int dep_value(void) { return 1; }\n";
+    cc(dir, name, source, &["-shared", "-fPIC", link])
+}
+
 /// A shared library built here, with a search path.
 fn library(dir: &Path, name: &str) -> PathBuf {
-    cc(
-        dir,
-        name,
-        "int dep_value(void) { return 1; }\n",
-        &["-shared", "-fPIC", "-Wl,--enable-new-dtags,-rpath,$ORIGIN"],
-    )
+    library_linked(dir, name, "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 }
 
 fn mode(path: &Path) -> u32 {
@@ -280,12 +296,7 @@ fn a_failed_edit_leaves_an_existing_output_alone_and_names_the_input() {
     let keep = dir.path().join("keep");
     fs_err::write(&text, "plain text").unwrap();
     fs_err::write(&keep, "precious").unwrap();
-    let out = ours()
-        .args(["--set-rpath", "/x", "--output"])
-        .arg(&keep)
-        .arg(&text)
-        .output()
-        .unwrap();
+    let out = ours_with(&["--set-rpath", "/x", "--output"], &[&keep, &text]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("notelf.txt: not an ELF file"), "{err}");
@@ -424,11 +435,7 @@ fn implausible_segment_alignment_is_refused() {
     }
     assert!(mutated > 0);
     fs_err::write(&lib, &data).unwrap();
-    let out = ours()
-        .args(["--set-rpath", &long_rpath()])
-        .arg(&lib)
-        .output()
-        .unwrap();
+    let out = ours_with(&["--set-rpath", &long_rpath()], &[&lib]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("implausibly large"), "{err}");
@@ -486,15 +493,7 @@ fn remove_and_shrink_rpath_match_patchelf() {
     ];
     for (i, file) in files.iter().enumerate() {
         for (j, edit) in edits.iter().enumerate() {
-            let (a, b) = (
-                dir.path().join(format!("{i}-{j}-ours")),
-                dir.path().join(format!("{i}-{j}-theirs")),
-            );
-            fs_err::copy(file, &a).unwrap();
-            fs_err::copy(file, &b).unwrap();
-            run_ok(ours().args(*edit).arg(&a));
-            run_ok(theirs().args(*edit).arg(&b));
-            assert_readelf_clean(&a);
+            let ([a, b], _) = patch_both(dir.path(), &format!("{i}-{j}"), file, edit);
             let context = format!("{edit:?} on {}", file.display());
             assert_eq!(readelf_dynamic(&a), readelf_dynamic(&b), "{context}");
             assert_eq!(dynamic_tags(&a), dynamic_tags(&b), "{context}");
@@ -509,17 +508,9 @@ fn remove_and_shrink_rpath_match_patchelf() {
 
 #[test]
 fn printing_with_an_edit_prints_the_value_before_it_as_patchelf_does() {
+    let link = "-Wl,-soname,libold.so.1,--enable-new-dtags,-rpath,$ORIGIN/old";
     let dir = tempfile::tempdir().unwrap();
-    let lib = cc(
-        dir.path(),
-        "libprint.so",
-        "int dep_value(void) { return 1; }\n",
-        &[
-            "-shared",
-            "-fPIC",
-            "-Wl,-soname,libold.so.1,--enable-new-dtags,-rpath,$ORIGIN/old",
-        ],
-    );
+    let lib = library_linked(dir.path(), "libprint.so", link);
     let flags = [
         "--print-soname",
         "--print-rpath",
@@ -529,14 +520,8 @@ fn printing_with_an_edit_prints_the_value_before_it_as_patchelf_does() {
         "--set-rpath",
         "/new",
     ];
-    let (a, b) = (dir.path().join("ours"), dir.path().join("theirs"));
-    fs_err::copy(&lib, &a).unwrap();
-    fs_err::copy(&lib, &b).unwrap();
-    let printed = run_ok(ours().args(flags).arg(&a));
-    assert_eq!(
-        stdout(&printed),
-        stdout(&run_ok(theirs().args(flags).arg(&b)))
-    );
+    let ([a, b], [printed, expected]) = patch_both(dir.path(), "print", &lib, &flags);
+    assert_eq!(stdout(&printed), stdout(&expected));
     assert!(stdout(&printed).starts_with("libold.so.1\n$ORIGIN/old\n"));
     assert_eq!(readelf_dynamic(&a), readelf_dynamic(&b));
     assert_eq!(readelf_dynamic(&a).runpath.as_deref(), Some("/new"));
@@ -546,13 +531,10 @@ fn printing_with_an_edit_prints_the_value_before_it_as_patchelf_does() {
 fn output_with_two_inputs_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let lib = library(dir.path(), "libtwo.so");
-    let out = ours()
-        .args(["--set-rpath", "/x", "--output"])
-        .arg(dir.path().join("out"))
-        .arg(&lib)
-        .arg(&lib)
-        .output()
-        .unwrap();
+    let out = ours_with(
+        &["--set-rpath", "/x", "--output"],
+        &[&dir.path().join("out"), &lib, &lib],
+    );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(!dir.path().join("out").exists());
 }
