@@ -46,7 +46,7 @@ struct Args {
     shrink_rpath: bool,
     /// With --shrink-rpath, also drop absolute entries starting with none of these
     /// (`:`-separated) prefixes.
-    #[arg(long, value_name = "PREFIXES", requires = "shrink_rpath")]
+    #[arg(long, value_name = "PREFIXES")]
     allowed_rpath_prefixes: Option<String>,
     /// Write the search path as DT_RPATH (converting DT_RUNPATH) instead of DT_RUNPATH.
     #[arg(long)]
