@@ -1,7 +1,8 @@
 //! Start-up time: runs each program given `--version` RUNS times (interleaved, output
 //! discarded) and prints the median and the 90th percentile wall time of one run.
 //!
-//!     cargo run --release -p elf-patch --example startup -- [--runs N] PROGRAM...
+//!     rustc --edition 2024 -O -o startup crates/elf-patch/examples/startup.rs
+//!     ./startup [--runs N] PROGRAM...
 
 #![allow(
     clippy::print_stdout,
