@@ -1,17 +1,18 @@
 //! `elf-patch`: stands in for `patchelf` in scripts, for the options the ROCm tooling uses.
-//! Edits are made in-process, verified, and renamed over the original.
+//! Edits are made in-process and verified before anything is written; printed values are the
+//! file's before the edit, as patchelf prints them.
 
-use std::io::Write as _;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser;
+use clap::{CommandFactory as _, Parser};
 use elf_patch::Edit;
 
 /// Print or change the SONAME, RPATH/RUNPATH and NEEDED entries of ELF files.
 #[derive(Debug, Parser)]
-#[command(version)]
+#[command(version, bin_name = "elf-patch")]
 #[expect(
     clippy::struct_excessive_bools,
     clippy::doc_markdown,
@@ -36,6 +37,17 @@ struct Args {
     /// Append to the search path (with `:`); may be given several times, applied in order.
     #[arg(long, value_name = "RPATH")]
     add_rpath: Vec<String>,
+    /// Remove DT_RPATH and DT_RUNPATH (takes precedence over --set-rpath and --add-rpath).
+    #[arg(long)]
+    remove_rpath: bool,
+    /// Keep only the search-path entries that are relative or hold a DT_NEEDED library (takes
+    /// precedence over every other search-path edit).
+    #[arg(long)]
+    shrink_rpath: bool,
+    /// With --shrink-rpath, also drop absolute entries starting with none of these
+    /// (`:`-separated) prefixes.
+    #[arg(long, value_name = "PREFIXES")]
+    allowed_rpath_prefixes: Option<String>,
     /// Write the search path as DT_RPATH (converting DT_RUNPATH) instead of DT_RUNPATH.
     #[arg(long)]
     force_rpath: bool,
@@ -64,54 +76,23 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .chunks(2)
             .map(|p| (p[0].clone(), p[1].clone()))
             .collect(),
+        remove_rpath: args.remove_rpath,
+        shrink_rpath: args.shrink_rpath,
+        allowed_rpath_prefixes: args
+            .allowed_rpath_prefixes
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect(),
     };
-    if args.output.is_some() && args.files.len() != 1 {
-        anyhow::bail!("--output needs exactly one input file");
-    }
     let mut failures = Vec::new();
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
         let result = (|| -> anyhow::Result<()> {
-            let target = match &args.output {
-                Some(out) => {
-                    fs_err::copy(file, out)?;
-                    out.clone()
-                }
-                None => file.clone(),
-            };
-            if let Err(e) = elf_patch::patch_file(&target, &edit) {
-                if args.output.is_some() {
-                    let _ = fs_err::remove_file(&target);
-                }
-                return Err(e.into());
-            }
-            let printing = args.print_interpreter
-                || args.print_soname
-                || args.print_rpath
-                || args.print_needed;
-            if !printing {
-                return Ok(());
-            }
-            let info = elf_patch::read_file(&target)?;
-            if args.print_interpreter {
-                let interp = info
-                    .interpreter
-                    .as_deref()
-                    .with_context(|| format!("{}: no program interpreter", target.display()))?;
-                writeln!(stdout, "{interp}")?;
-            }
-            if args.print_soname
-                && let Some(soname) = &info.soname
-            {
-                writeln!(stdout, "{soname}")?;
-            }
-            if args.print_rpath {
-                writeln!(stdout, "{}", info.search_path().unwrap_or_default())?;
-            }
-            if args.print_needed {
-                for needed in &info.needed {
-                    writeln!(stdout, "{needed}")?;
-                }
+            print_before(args, file, &mut stdout)?;
+            if !edit.is_empty() || args.output.is_some() {
+                elf_patch::patch_file_to(file, args.output.as_deref(), &edit)?;
             }
             Ok(())
         })();
@@ -129,7 +110,47 @@ fn run(args: &Args) -> anyhow::Result<()> {
     }
 }
 
+/// Prints what was asked for, from the file as it is before any edit (patchelf prints each
+/// value before applying the edits).
+fn print_before(args: &Args, file: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+    let printing =
+        args.print_interpreter || args.print_soname || args.print_rpath || args.print_needed;
+    if !printing {
+        return Ok(());
+    }
+    let info = elf_patch::read_file(file)?;
+    if args.print_interpreter {
+        let interp = info
+            .interpreter
+            .as_deref()
+            .with_context(|| format!("{}: no program interpreter", file.display()))?;
+        writeln!(out, "{interp}")?;
+    }
+    if args.print_soname
+        && let Some(soname) = &info.soname
+    {
+        writeln!(out, "{soname}")?;
+    }
+    if args.print_rpath {
+        writeln!(out, "{}", info.search_path().unwrap_or_default())?;
+    }
+    if args.print_needed {
+        for needed in &info.needed {
+            writeln!(out, "{needed}")?;
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.output.is_some() && args.files.len() != 1 {
+        Args::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--output needs exactly one input file",
+            )
+            .exit();
+    }
     rock_ci::exit_code(run(&args))
 }

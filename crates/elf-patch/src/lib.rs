@@ -1,13 +1,15 @@
 //! patchelf's job in-process (spec `python-packaging-and-elf.md` §10): read SONAME, RPATH,
 //! RUNPATH, NEEDED and the interpreter of 32- and 64-bit ELF files of either byte order;
 //! classify files as libmagic would for the packaging rules; set or extend the search path
-//! (optionally forcing `DT_RPATH`), set the SONAME and replace NEEDED entries.
+//! (optionally forcing `DT_RPATH`), shrink or remove it, set the SONAME and replace NEEDED
+//! entries.
 //!
 //! Tables are found through the program headers (`PT_DYNAMIC`, `DT_STRTAB`), so files whose
 //! section headers were stripped work too. When a string does not fit, the string table is
 //! copied into a new `PT_LOAD` at the end of the file (the program header table grows in place
 //! or moves there, `PT_PHDR` following it). Every patched image is parsed back and checked
-//! before [`patch_file`] renames it over the original; on any error the file is unchanged.
+//! before [`patch_file`] writes it; on any error the file is unchanged. Only regular files are
+//! read, and a replaced file keeps its mode, owner, group and extended attributes.
 //!
 //! ```no_run
 //! let edit = elf_patch::Edit {
@@ -20,15 +22,17 @@
 //! ```
 
 mod classify;
+mod file;
 mod parse;
 mod refs;
+mod shrink;
 mod verify;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
-use std::io::Write as _;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 pub use classify::{FileType, classify_bytes, file_soname, file_type};
@@ -77,6 +81,14 @@ pub enum Error {
         /// Why.
         reason: ElfError,
     },
+    /// The path is a FIFO, a device, a directory or a socket: refused before it is opened.
+    #[error("{}: not a regular file ({kind})", path.display())]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead ("a FIFO", "a character device", …).
+        kind: &'static str,
+    },
 }
 
 impl Error {
@@ -91,7 +103,7 @@ impl Error {
     pub fn elf(&self) -> Option<&ElfError> {
         match self {
             Error::Elf { reason, .. } => Some(reason),
-            Error::Io { .. } => None,
+            Error::Io { .. } | Error::NotRegular { .. } => None,
         }
     }
 }
@@ -118,9 +130,10 @@ impl DynamicInfo {
     }
 }
 
-/// Reads the dynamic facts of the ELF file at `path` (all empty for a static file).
+/// Reads the dynamic facts of the ELF file at `path` (all empty for a static file). Anything
+/// but a regular file (or a symlink to one) is refused before it is opened.
 pub fn read_file(path: &Path) -> Result<DynamicInfo, Error> {
-    let data = fs_err::read(path).map_err(|e| Error::io(path, e))?;
+    let (data, _) = file::read_regular(path)?;
     read_bytes(&data).map_err(|reason| Error::Elf {
         path: path.to_path_buf(),
         reason,
@@ -139,43 +152,58 @@ pub fn read_bytes(data: &[u8]) -> Result<DynamicInfo, ElfError> {
     })
 }
 
-/// Applies `edit` to the file at `path` (a symlink is followed: its target is patched). The
-/// result is verified, written to a temporary file beside the target with the same
-/// permissions, and renamed over it. Returns whether anything changed; on error the file is
-/// untouched.
+/// Applies `edit` to the file at `path` (a symlink is followed: its target is patched).
+/// Returns whether anything changed; on error the file is untouched. See [`patch_file_to`].
 pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
-    let meta = fs_err::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
-    let (target, permissions) = if meta.file_type().is_symlink() {
-        let target = fs_err::canonicalize(path).map_err(|e| Error::io(path, e))?;
-        let meta = fs_err::metadata(&target).map_err(|e| Error::io(&target, e))?;
-        (target, meta.permissions())
-    } else {
-        (path.to_path_buf(), meta.permissions())
-    };
-    let data = fs_err::read(&target).map_err(|e| Error::io(path, e))?;
+    patch_file_to(path, None, edit)
+}
+
+/// Applies `edit` to `input` and writes the result to `output`, or over `input` when `output`
+/// is `None` or names the same file. Only regular files are read (anything else is refused
+/// before it is opened), and nothing is written until the new image is complete and verified
+/// in memory: on error neither file changes, and an `output` that is another file is written
+/// even when the edit changes nothing (as patchelf does).
+///
+/// A file is replaced by a temporary file beside it renamed over it, with the replaced file's
+/// mode, owner, group and extended attributes (a new `output` gets `input`'s mode). Where the
+/// directory does not allow that (read-only, or an owner this user cannot give), the file is
+/// rewritten in place. Returns whether the image changed.
+pub fn patch_file_to(input: &Path, output: Option<&Path>, edit: &Edit) -> Result<bool, Error> {
+    let (data, meta) = file::read_regular(input)?;
     let patched = patch(&data, edit).map_err(|reason| Error::Elf {
-        path: path.to_path_buf(),
+        path: input.to_path_buf(),
         reason,
     })?;
-    let Some(patched) = patched else {
-        return Ok(false);
+    let changed = patched.is_some();
+    let dest_meta = match output {
+        Some(out) => match fs_err::metadata(out) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(out, e)),
+        },
+        None => Some(meta.clone()),
     };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let over_input = dest_meta
+        .as_ref()
+        .is_some_and(|m| file::same_file(m, &meta));
+    if over_input {
+        let Some(patched) = patched else {
+            return Ok(false);
+        };
+        // A symlink's target is replaced, not the link.
+        let target = fs_err::canonicalize(input).map_err(|e| Error::io(input, e))?;
+        file::replace(&target, &data, &patched, Some(&meta), 0)?;
+        return Ok(true);
+    }
+    let out = output.expect("only an output can be another file");
+    if let Some(m) = &dest_meta {
+        file::refuse_irregular(out, m)?;
+    }
+    let target = match &dest_meta {
+        Some(_) => fs_err::canonicalize(out).map_err(|e| Error::io(out, e))?,
+        None => out.to_path_buf(),
     };
-    let name = target
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".elf-patch")
-        .permissions(permissions)
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    temp.write_all(&patched)
-        .map_err(|e| Error::io(temp.path(), e))?;
-    temp.persist(&target)
-        .map_err(|e| Error::io(&target, e.error))?;
-    Ok(true)
+    let bytes = patched.as_deref().unwrap_or(&data);
+    file::replace(&target, &[], bytes, dest_meta.as_ref(), meta.mode())?;
+    Ok(changed)
 }

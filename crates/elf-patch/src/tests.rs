@@ -582,3 +582,23 @@ fn a_segment_far_above_the_file_is_refused_not_padded() {
         "{err}"
     );
 }
+
+#[test]
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped check says so in the test output"
+)]
+fn extended_attributes_survive_the_replacement() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = cc(dir.path(), "libx.so", DEP, &["-shared", "-fPIC"]);
+    if let Err(e) = xattr::set(&lib, "user.elf-patch-test", b"kept") {
+        eprintln!("skipped: this file system refuses user attributes ({e})");
+        return;
+    }
+    assert!(patch_file(&lib, &set_rpath(&long_rpath(), false)).unwrap());
+    assert_eq!(readelf_dynamic(&lib).runpath, Some(long_rpath()));
+    assert_eq!(
+        xattr::get(&lib, "user.elf-patch-test").unwrap().as_deref(),
+        Some(&b"kept"[..])
+    );
+}

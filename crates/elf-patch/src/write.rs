@@ -28,6 +28,16 @@ pub struct Edit {
     /// `--replace-needed OLD NEW`, in order; also renames the library in the version
     /// requirements.
     pub replace_needed: Vec<(String, String)>,
+    /// `--remove-rpath`: removes `DT_RPATH` and `DT_RUNPATH` (their strings stay in the table,
+    /// as patchelf leaves them). Takes precedence over `set_rpath` and `add_rpath`.
+    pub remove_rpath: bool,
+    /// `--shrink-rpath`: keeps the relative entries of the search path and the absolute ones
+    /// holding a `DT_NEEDED` library not found in an earlier one (looked up on this machine's
+    /// file system, as patchelf does). Takes precedence over everything else on the search path.
+    pub shrink_rpath: bool,
+    /// `--allowed-rpath-prefixes`: with `shrink_rpath`, absolute entries starting with none of
+    /// these are dropped (no restriction when empty).
+    pub allowed_rpath_prefixes: Vec<String>,
 }
 
 impl Edit {
@@ -37,10 +47,15 @@ impl Edit {
             && self.add_rpath.is_empty()
             && self.set_soname.is_none()
             && self.replace_needed.is_empty()
+            && !self.remove_rpath
+            && !self.shrink_rpath
     }
 
     fn touches_search_path(&self) -> bool {
-        self.set_rpath.is_some() || !self.add_rpath.is_empty()
+        self.set_rpath.is_some()
+            || !self.add_rpath.is_empty()
+            || self.remove_rpath
+            || self.shrink_rpath
     }
 }
 
@@ -65,6 +80,11 @@ fn combine(existing: Option<&[u8]>, set: Option<&[u8]>, add: &[String]) -> Vec<u
 /// The most zero bytes an edit may add to keep an executable's program headers at the same
 /// address-to-offset distance as its first segment.
 const MAX_PADDING: u64 = 1 << 28;
+
+/// The largest `PT_LOAD` alignment an edited file may have: 1 GiB, far above any page size
+/// (4 KiB to 64 KiB) or huge-page alignment (2 MiB) linkers use. A larger one is a corrupt
+/// header, and would place the new segment that far above the last one.
+const MAX_ALIGN: u64 = 1 << 30;
 
 fn align_up(v: u64, a: u64) -> Option<u64> {
     if a <= 1 {
@@ -212,19 +232,43 @@ impl Plan<'_, '_> {
                 .and_then(|(_, s)| s.clone())
         };
         let existing = text(elf::DT_RUNPATH).or_else(|| text(elf::DT_RPATH));
-        let path = combine(
-            existing.as_deref(),
-            edit.set_rpath.as_ref().map(String::as_bytes),
-            &edit.add_rpath,
-        );
+        let slots: Vec<usize> = (0..self.entries.len())
+            .filter(|i| tag_in(self.entries[*i].0, &[elf::DT_RPATH, elf::DT_RUNPATH]))
+            .collect();
+        let path = if edit.shrink_rpath {
+            let Some(existing) = existing else {
+                return Ok(());
+            };
+            let needed: Vec<Vec<u8>> = self
+                .elf
+                .needed()?
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            crate::shrink::shrink(
+                &existing,
+                &needed,
+                self.elf.machine,
+                &edit.allowed_rpath_prefixes,
+                &crate::shrink::machine_of,
+            )
+        } else if edit.remove_rpath {
+            for &i in slots.iter().rev() {
+                self.remove(i);
+            }
+            return Ok(());
+        } else {
+            combine(
+                existing.as_deref(),
+                edit.set_rpath.as_ref().map(String::as_bytes),
+                &edit.add_rpath,
+            )
+        };
         let tag = if edit.force_rpath {
             elf::DT_RPATH
         } else {
             elf::DT_RUNPATH
         };
-        let slots: Vec<usize> = (0..self.entries.len())
-            .filter(|i| tag_in(self.entries[*i].0, &[elf::DT_RPATH, elf::DT_RUNPATH]))
-            .collect();
         match slots.first() {
             Some(&first) => {
                 self.entries[first].0 = u64::from(tag);
@@ -269,6 +313,16 @@ pub(crate) fn patch_and_expectation(
     let Some(dynamic) = &elf.dynamic else {
         return Err(ElfError::NoDynamic);
     };
+    if let Some(p) = elf
+        .phdrs
+        .iter()
+        .find(|p| p.p_type == elf::PT_LOAD && p.align > MAX_ALIGN)
+    {
+        return Err(ElfError::Malformed(format!(
+            "a PT_LOAD's alignment {:#x} is implausibly large (above 1 GiB)",
+            p.align
+        )));
+    }
     let table = elf.dynstr()?;
     let strings = dynamic
         .entries

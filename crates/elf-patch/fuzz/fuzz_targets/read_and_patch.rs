@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
         },
         1 => Edit {
             add_rpath: vec![long.clone(), "$ORIGIN".into()],
+            remove_rpath: selector & 0x20 != 0,
             ..Edit::default()
         },
         2 => Edit {
