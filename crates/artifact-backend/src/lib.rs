@@ -198,6 +198,13 @@ pub struct LocalArtifacts {
     reporter: Arc<dyn Reporter>,
 }
 
+/// Whether a sidecar of `sidecars` names no archive of `archives`.
+fn has_orphan(archives: &[ArtifactEntry], sidecars: &std::collections::BTreeSet<String>) -> bool {
+    sidecars
+        .iter()
+        .any(|s| !archives.iter().any(|a| a.file_name == *s))
+}
+
 /// Whether `file_name` is an artifact archive (not a sidecar) kept by `name_filter`
 /// (file names starting with `{filter}_`).
 fn keep(file_name: &str, name_filter: Option<&str>) -> Option<ArchiveFormat> {
@@ -280,10 +287,34 @@ impl ArtifactBackend {
     /// The artifact archives at the top level of the run's prefix, sorted by file name.
     /// Sidecars, other files and anything in subdirectories (`logs/`, `python/`, ...) are not
     /// artifacts; neither are keys of sibling runs sharing the prefix's text.
+    ///
+    /// An S3 listing in which a sidecar has no archive is asked for once more (a key damaged
+    /// on the way would otherwise drop an artifact silently); what remains unpaired is
+    /// reported as a warning naming the files.
     pub async fn list_artifacts(
         &self,
         name_filter: Option<&str>,
     ) -> Result<Vec<ArtifactEntry>, Error> {
+        let (mut out, mut sidecars) = self.list_once(name_filter).await?;
+        if let ArtifactBackend::S3(b) = self
+            && has_orphan(&out, &sidecars)
+        {
+            b.client.count_retry();
+            tracing::warn!(
+                "++ Retry 1/1 for the listing of {}: a .sha256sum sidecar has no archive",
+                self.base_uri()
+            );
+            (out, sidecars) = self.list_once(name_filter).await?;
+        }
+        self.report_unpaired(&out, &sidecars);
+        Ok(out)
+    }
+
+    /// One listing: the archives, sorted, and the archive names that have a sidecar.
+    async fn list_once(
+        &self,
+        name_filter: Option<&str>,
+    ) -> Result<(Vec<ArtifactEntry>, std::collections::BTreeSet<String>), Error> {
         let mut out = Vec::new();
         let mut sidecars = std::collections::BTreeSet::new();
         let mut push = |file_name: &str, size: u64| {
@@ -332,8 +363,7 @@ impl ArtifactBackend {
             }
         }
         out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
-        self.report_unpaired(&out, &sidecars);
-        Ok(out)
+        Ok((out, sidecars))
     }
 
     /// Warns about archives listed without their `.sha256sum` sidecar and sidecars without

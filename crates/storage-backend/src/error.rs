@@ -191,6 +191,8 @@ where
             | (_, Some(401 | 403)) => S3ErrorKind::Auth,
             (Some("SlowDown" | "ServiceUnavailable" | "InternalError"), _)
             | (_, Some(500..=599)) => S3ErrorKind::Unavailable,
+            // A success status whose body could not be understood: damaged on the way.
+            (None, Some(200..=299)) => S3ErrorKind::BadResponse,
             _ => S3ErrorKind::Other,
         },
         SdkError::ConstructionFailure(c) if format!("{c:?}").contains("credentials") => {

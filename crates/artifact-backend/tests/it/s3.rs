@@ -49,6 +49,17 @@ async fn s3_listing_is_exact_and_matches_local() {
     }
     let local = local(t.path(), "test-run-456");
     assert_eq!(local.list_artifacts(None).await.unwrap(), listed);
+
+    // A sidecar without its archive: the listing is asked for once more (a key damaged on
+    // the way would otherwise drop an artifact), then the same answer stands.
+    let c = client(&server, SECRET_KEY).await;
+    let again = ArtifactBackend::s3(c.clone(), root("test-bucket", "external/", "test-run-456"));
+    write(
+        &bucket.join("external/test-run-456-linux/gone_lib_generic.tar.zst.sha256sum"),
+        b"x",
+    );
+    assert_eq!(again.list_artifacts(None).await.unwrap(), listed);
+    assert_eq!(c.retries(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
