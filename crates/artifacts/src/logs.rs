@@ -74,16 +74,11 @@ pub fn archive_ccache_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArc
     if !dir.is_dir() {
         return Ok(None);
     }
-    let mut members = Vec::new();
-    for entry in fs_err::read_dir(&dir).map_err(|e| FileError::read(&dir, e))? {
-        let entry = entry.map_err(|e| FileError::read(&dir, e))?;
-        if entry.path().is_file() {
-            members.push((
-                entry.file_name().to_string_lossy().into_owned(),
-                entry.path(),
-            ));
-        }
-    }
+    let mut members: Vec<(String, PathBuf)> = file_tree::list(&dir)?
+        .into_iter()
+        .filter(|e| e.is_file || e.is_symlink_to_file)
+        .map(|e| (e.name().to_owned(), e.path))
+        .collect();
     if members.is_empty() {
         return Ok(None);
     }

@@ -54,19 +54,12 @@ pub fn sha256_hex(data: &[u8]) -> String {
 
 /// The files (and links) below `dir` as sorted `/`-separated relative paths.
 pub fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs_err::read_dir(&d).expect("readable dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() && !path.is_symlink() {
-                stack.push(path);
-            } else {
-                let rel = path.strip_prefix(dir).expect("below dir");
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
+    let mut out: Vec<String> = file_tree::walk(dir)
+        .expect("a readable tree")
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| e.relative())
+        .collect();
     out.sort();
     out
 }
