@@ -6,164 +6,174 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
-/// Whether a stage or an artifact group is built once or once per GPU family.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BuildType {
-    /// Built once (`generic`, the default).
-    #[default]
-    Generic,
-    /// Built once per GPU family (`per-arch`).
-    PerArch,
-}
-
-impl BuildType {
-    /// The spelling in the file: `generic` or `per-arch`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BuildType::Generic => "generic",
-            BuildType::PerArch => "per-arch",
+/// A closed set of values spelled in the file as given; `as_str` gives the spelling back.
+macro_rules! spelled_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident = $text:literal,)+
         }
-    }
-}
-
-impl fmt::Display for BuildType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Whether an artifact ships one archive for all GPU targets or one per target family.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ArtifactType {
-    /// One build for every target (`target-neutral`, the default).
-    #[default]
-    TargetNeutral,
-    /// One build per target family (`target-specific`).
-    TargetSpecific,
-}
-
-impl ArtifactType {
-    /// The spelling in the file: `target-neutral` or `target-specific`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ArtifactType::TargetNeutral => "target-neutral",
-            ArtifactType::TargetSpecific => "target-specific",
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+        pub enum $name {
+            $($(#[$variant_meta])* #[serde(rename = $text)] $variant,)+
         }
+
+        impl $name {
+            #[doc = concat!("The spelling in the file: ", $("`", $text, "` "),+)]
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+spelled_enum! {
+    /// Whether a stage or an artifact group is built once or once per GPU family.
+    pub enum BuildType {
+        /// Built once (`generic`, the default).
+        #[default]
+        Generic = "generic",
+        /// Built once per GPU family (`per-arch`).
+        PerArch = "per-arch",
     }
 }
 
-impl fmt::Display for ArtifactType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+spelled_enum! {
+    /// Whether an artifact ships one archive for all GPU targets or one per target family.
+    pub enum ArtifactType {
+        /// One build for every target (`target-neutral`, the default).
+        #[default]
+        TargetNeutral = "target-neutral",
+        /// One build per target family (`target-specific`).
+        TargetSpecific = "target-specific",
     }
 }
 
-/// `[source_sets.<name>]`: git submodules and external checkouts needed together.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct SourceSet {
-    /// The table name.
-    #[serde(skip)]
-    pub name: String,
-    /// `description` (default empty).
-    pub description: String,
-    /// `submodules`: git submodule directory names.
-    pub submodules: Vec<String>,
-    /// `external_git_sources`: pinned checkouts under `optional-sources/`.
-    pub external_git_sources: Vec<ExternalGitSource>,
-    /// `disable_platforms`: platforms where the set is not fetched.
-    pub disable_platforms: Vec<String>,
-    /// `path_prefixes`: repository paths owned by the set.
-    pub path_prefixes: Vec<String>,
+/// A table of the file: derives, every key optional with the defaults of `Default`, and
+/// fields may be added. `named` tables are entries of a top-level table and get its key as
+/// their `name`.
+macro_rules! table {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+        #[serde(default)]
+        #[non_exhaustive]
+        pub struct $name { $($body)* }
+    };
+    (named $(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        table! {
+            $(#[$meta])*
+            pub struct $name {
+                /// The table name.
+                #[serde(skip)]
+                pub name: String,
+                $($body)*
+            }
+        }
+    };
 }
 
-/// One `{name, origin, commit, path}` of a source set's `external_git_sources`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct ExternalGitSource {
-    /// `name` (default empty).
-    pub name: String,
-    /// `origin`: the clone URL (default empty).
-    pub origin: String,
-    /// `commit`: the pinned commit (default empty).
-    pub commit: String,
-    /// `path`: the checkout directory, relative to the repository (default empty).
-    pub path: String,
+table! {
+    named
+    /// `[source_sets.<name>]`: git submodules and external checkouts needed together.
+    pub struct SourceSet {
+        /// `description` (default empty).
+        pub description: String,
+        /// `submodules`: git submodule directory names.
+        pub submodules: Vec<String>,
+        /// `external_git_sources`: pinned checkouts under `optional-sources/`.
+        pub external_git_sources: Vec<ExternalGitSource>,
+        /// `disable_platforms`: platforms where the set is not fetched.
+        pub disable_platforms: Vec<String>,
+        /// `path_prefixes`: repository paths owned by the set.
+        pub path_prefixes: Vec<String>,
+    }
 }
 
-/// `[build_stages.<name>]`: one CI job and the artifact groups it builds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct BuildStage {
-    /// The table name.
-    #[serde(skip)]
-    pub name: String,
-    /// `description` (default empty).
-    pub description: String,
-    /// `artifact_groups`: the groups built by this stage.
-    pub artifact_groups: Vec<String>,
-    /// `type` (default `generic`).
-    #[serde(rename = "type")]
-    pub build_type: BuildType,
+table! {
+    /// One `{name, origin, commit, path}` of a source set's `external_git_sources`.
+    pub struct ExternalGitSource {
+        /// `name` (default empty).
+        pub name: String,
+        /// `origin`: the clone URL (default empty).
+        pub origin: String,
+        /// `commit`: the pinned commit (default empty).
+        pub commit: String,
+        /// `path`: the checkout directory, relative to the repository (default empty).
+        pub path: String,
+    }
 }
 
-/// `[artifact_groups.<name>]`: related artifacts with shared dependencies.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct ArtifactGroup {
-    /// The table name.
-    #[serde(skip)]
-    pub name: String,
-    /// `description` (default empty).
-    pub description: String,
-    /// `type` (default `generic`).
-    #[serde(rename = "type")]
-    pub build_type: BuildType,
-    /// `artifact_group_deps`: groups whose artifacts this group consumes.
-    pub artifact_group_deps: Vec<String>,
-    /// `source_sets`: the source sets the group is built from.
-    pub source_sets: Vec<String>,
+table! {
+    named
+    /// `[build_stages.<name>]`: one CI job and the artifact groups it builds.
+    pub struct BuildStage {
+        /// `description` (default empty).
+        pub description: String,
+        /// `artifact_groups`: the groups built by this stage.
+        pub artifact_groups: Vec<String>,
+        /// `type` (default `generic`).
+        #[serde(rename = "type")]
+        pub build_type: BuildType,
+    }
 }
 
-/// `[artifacts.<name>]`: one build output, the unit that is archived and uploaded.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct Artifact {
-    /// The table name.
-    #[serde(skip)]
-    pub name: String,
-    /// `artifact_group`: the owning group (default empty).
-    pub artifact_group: String,
-    /// `type` (default `target-neutral`).
-    #[serde(rename = "type")]
-    pub artifact_type: ArtifactType,
-    /// `artifact_deps`: other artifacts needed to build this one.
-    pub artifact_deps: Vec<String>,
-    /// `platform`: the only platform the artifact exists on, if any.
-    pub platform: Option<String>,
-    /// `feature_name`: overrides the build feature name ([`Artifact::feature_name`]).
-    pub feature_name: Option<String>,
-    /// `feature_group`: overrides the build feature group ([`Artifact::feature_group`]).
-    pub feature_group: Option<String>,
-    /// `disable_platforms`: platforms where the artifact is not built.
-    pub disable_platforms: Vec<String>,
-    /// `disable_platforms_if_flags_not_set`: platform → build flag that must be set there.
-    pub disable_platforms_if_flags_not_set: BTreeMap<String, String>,
-    /// `disable_processors`: CPU processors where the artifact is not built.
-    pub disable_processors: Vec<String>,
-    /// `python_requires`: pip install arguments.
-    pub python_requires: Vec<String>,
-    /// `split_databases`: database handlers used when splitting the artifact.
-    pub split_databases: Vec<String>,
-    /// `test_artifacts`: artifacts needed to test this one.
-    pub test_artifacts: Vec<String>,
+table! {
+    named
+    /// `[artifact_groups.<name>]`: related artifacts with shared dependencies.
+    pub struct ArtifactGroup {
+        /// `type` (default `generic`).
+        #[serde(rename = "type")]
+        pub build_type: BuildType,
+        /// `description` (default empty).
+        pub description: String,
+        /// `artifact_group_deps`: groups whose artifacts this group consumes.
+        pub artifact_group_deps: Vec<String>,
+        /// `source_sets`: the source sets the group is built from.
+        pub source_sets: Vec<String>,
+    }
+}
+
+table! {
+    named
+    /// `[artifacts.<name>]`: one build output, the unit that is archived and uploaded.
+    pub struct Artifact {
+        /// `artifact_group`: the owning group (default empty).
+        pub artifact_group: String,
+        /// `type` (default `target-neutral`).
+        #[serde(rename = "type")]
+        pub artifact_type: ArtifactType,
+        /// `artifact_deps`: other artifacts needed to build this one.
+        pub artifact_deps: Vec<String>,
+        /// `platform`: the only platform the artifact exists on, if any.
+        pub platform: Option<String>,
+        /// `feature_name`: overrides the build feature name ([`Artifact::feature_name`]).
+        pub feature_name: Option<String>,
+        /// `feature_group`: overrides the build feature group ([`Artifact::feature_group`]).
+        pub feature_group: Option<String>,
+        /// `disable_platforms`: platforms where the artifact is not built.
+        pub disable_platforms: Vec<String>,
+        /// `disable_platforms_if_flags_not_set`: platform → build flag that must be set there.
+        pub disable_platforms_if_flags_not_set: BTreeMap<String, String>,
+        /// `disable_processors`: CPU processors where the artifact is not built.
+        pub disable_processors: Vec<String>,
+        /// `python_requires`: pip install arguments.
+        pub python_requires: Vec<String>,
+        /// `split_databases`: database handlers used when splitting the artifact.
+        pub split_databases: Vec<String>,
+        /// `test_artifacts`: artifacts needed to test this one.
+        pub test_artifacts: Vec<String>,
+    }
 }
 
 impl Artifact {

@@ -10,25 +10,64 @@ fn set<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
     names.iter().copied().collect()
 }
 
+type Stage<'a> = (&'a str, &'a [&'a str]);
+type Group<'a> = (&'a str, &'a [&'a str]);
+type Entry<'a> = (&'a str, &'a str, &'a [&'a str]);
+
+/// A topology of stages (name, groups), groups (name, group deps) and artifacts (name, group,
+/// artifact deps), written as TOML and parsed.
+fn graph(stages: &[Stage<'_>], groups: &[Group<'_>], artifacts: &[Entry<'_>]) -> BuildTopology {
+    use std::fmt::Write;
+    let list = |names: &[&str]| format!("{names:?}");
+    let mut text = String::new();
+    for (name, groups) in stages {
+        writeln!(
+            text,
+            "[build_stages.{name:?}]\nartifact_groups = {}",
+            list(groups)
+        )
+        .unwrap();
+    }
+    for (name, deps) in groups {
+        writeln!(
+            text,
+            "[artifact_groups.{name:?}]\nartifact_group_deps = {}",
+            list(deps)
+        )
+        .unwrap();
+    }
+    for (name, group, deps) in artifacts {
+        let deps = list(deps);
+        writeln!(
+            text,
+            "[artifacts.{name:?}]\nartifact_group = {group:?}\nartifact_deps = {deps}"
+        )
+        .unwrap();
+    }
+    topology(&text)
+}
+
+/// Stage `stage1` builds `group1`; `stage2` builds `group2`, which depends on `group1`.
+fn two_stages(artifacts: &[Entry<'_>]) -> BuildTopology {
+    graph(
+        &[("stage1", &["group1"]), ("stage2", &["group2"])],
+        &[("group1", &[]), ("group2", &["group1"])],
+        artifacts,
+    )
+}
+
 // Spec §12.2: the produced artifacts are those of the stage's groups.
 #[test]
 fn produced_artifacts_of_the_stage_groups() {
-    let t = topology(
-        r#"
-        [build_stages.stage1]
-        artifact_groups = ["group1", "group2"]
-        [artifact_groups.group1]
-        [artifact_groups.group2]
-        [artifact_groups.group3]
-        [artifacts.artifact1]
-        artifact_group = "group1"
-        [artifacts.artifact2]
-        artifact_group = "group1"
-        [artifacts.artifact3]
-        artifact_group = "group2"
-        [artifacts.artifact4]
-        artifact_group = "group3"
-        "#,
+    let t = graph(
+        &[("stage1", &["group1", "group2"])],
+        &[("group1", &[]), ("group2", &[]), ("group3", &[])],
+        &[
+            ("artifact1", "group1", &[]),
+            ("artifact2", "group1", &[]),
+            ("artifact3", "group2", &[]),
+            ("artifact4", "group3", &[]),
+        ],
     );
     assert_eq!(
         t.produced_artifacts("stage1").unwrap(),
@@ -39,22 +78,10 @@ fn produced_artifacts_of_the_stage_groups() {
 // Spec §12.2: a stage's inbound artifacts come from the groups and artifacts it depends on.
 #[test]
 fn inbound_artifacts_of_two_stages() {
-    let t = topology(
-        r#"
-        [build_stages.stage1]
-        artifact_groups = ["group1"]
-        [build_stages.stage2]
-        artifact_groups = ["group2"]
-        [artifact_groups.group1]
-        [artifact_groups.group2]
-        artifact_group_deps = ["group1"]
-        [artifacts.artifact1]
-        artifact_group = "group1"
-        [artifacts.artifact2]
-        artifact_group = "group2"
-        artifact_deps = ["artifact1"]
-        "#,
-    );
+    let t = two_stages(&[
+        ("artifact1", "group1", &[]),
+        ("artifact2", "group2", &["artifact1"]),
+    ]);
     assert_eq!(t.inbound_artifacts("stage1").unwrap(), set(&[]));
     assert_eq!(t.inbound_artifacts("stage2").unwrap(), set(&["artifact1"]));
 }
@@ -62,28 +89,12 @@ fn inbound_artifacts_of_two_stages() {
 // Spec §12.2: a diamond of artifact dependencies is collected once.
 #[test]
 fn inbound_artifacts_through_a_diamond() {
-    let t = topology(
-        r#"
-        [build_stages.stage1]
-        artifact_groups = ["group1"]
-        [build_stages.stage2]
-        artifact_groups = ["group2"]
-        [artifact_groups.group1]
-        [artifact_groups.group2]
-        artifact_group_deps = ["group1"]
-        [artifacts.D]
-        artifact_group = "group1"
-        [artifacts.B]
-        artifact_group = "group1"
-        artifact_deps = ["D"]
-        [artifacts.C]
-        artifact_group = "group1"
-        artifact_deps = ["D"]
-        [artifacts.A]
-        artifact_group = "group2"
-        artifact_deps = ["B", "C"]
-        "#,
-    );
+    let t = two_stages(&[
+        ("D", "group1", &[]),
+        ("B", "group1", &["D"]),
+        ("C", "group1", &["D"]),
+        ("A", "group2", &["B", "C"]),
+    ]);
     assert_eq!(
         t.inbound_artifacts("stage2").unwrap(),
         set(&["B", "C", "D"])
@@ -93,72 +104,47 @@ fn inbound_artifacts_through_a_diamond() {
 // Spec §12.2: the artifacts of a group dependency bring their own dependency chain.
 #[test]
 fn inbound_artifacts_include_a_dependency_chain() {
-    let t = topology(
-        r#"
-        [build_stages.foundation]
-        artifact_groups = ["base"]
-        [build_stages.consumer]
-        artifact_groups = ["leaf"]
-        [artifact_groups.base]
-        [artifact_groups.leaf]
-        artifact_group_deps = ["base"]
-        [artifacts.toolchain-base]
-        artifact_group = "base"
-        [artifacts.toolchain-frontend]
-        artifact_group = "base"
-        artifact_deps = ["toolchain-base"]
-        [artifacts.toolchain-runtime]
-        artifact_group = "base"
-        artifact_deps = ["toolchain-frontend"]
-        [artifacts.leaf-artifact]
-        artifact_group = "leaf"
-        "#,
+    let t = graph(
+        &[("foundation", &["base"]), ("consumer", &["leaf"])],
+        &[("base", &[]), ("leaf", &["base"])],
+        &[
+            ("toolchain-base", "base", &[]),
+            ("toolchain-frontend", "base", &["toolchain-base"]),
+            ("toolchain-runtime", "base", &["toolchain-frontend"]),
+            ("leaf-artifact", "leaf", &[]),
+        ],
     );
     let inbound = t.inbound_artifacts("consumer").unwrap();
-    assert!(
-        set(&["toolchain-runtime", "toolchain-frontend", "toolchain-base"]).is_subset(&inbound),
-        "{inbound:?}"
-    );
+    let chain = set(&["toolchain-runtime", "toolchain-frontend", "toolchain-base"]);
+    assert!(chain.is_subset(&inbound), "{inbound:?}");
 }
 
 // Spec §12.2: a chain of stages, each depending on the group of the previous one.
 #[test]
 fn inbound_artifacts_along_a_chain_of_stages() {
-    let t = topology(
-        r#"
-        [build_stages.foundation]
-        artifact_groups = ["base"]
-        [build_stages.compiler]
-        artifact_groups = ["llvm"]
-        [build_stages.runtime]
-        artifact_groups = ["hip"]
-        [build_stages.libraries]
-        artifact_groups = ["math"]
-        [artifact_groups.base]
-        [artifact_groups.llvm]
-        artifact_group_deps = ["base"]
-        [artifact_groups.hip]
-        artifact_group_deps = ["llvm"]
-        [artifact_groups.math]
-        artifact_group_deps = ["hip"]
-        [artifacts.base-artifact]
-        artifact_group = "base"
-        [artifacts.llvm-artifact]
-        artifact_group = "llvm"
-        artifact_deps = ["base-artifact"]
-        [artifacts.hip-artifact]
-        artifact_group = "hip"
-        artifact_deps = ["llvm-artifact"]
-        [artifacts.math-artifact]
-        artifact_group = "math"
-        artifact_deps = ["hip-artifact"]
-        "#,
+    let t = graph(
+        &[
+            ("foundation", &["base"]),
+            ("compiler", &["llvm"]),
+            ("runtime", &["hip"]),
+            ("libraries", &["math"]),
+        ],
+        &[
+            ("base", &[]),
+            ("llvm", &["base"]),
+            ("hip", &["llvm"]),
+            ("math", &["hip"]),
+        ],
+        &[
+            ("base-artifact", "base", &[]),
+            ("llvm-artifact", "llvm", &["base-artifact"]),
+            ("hip-artifact", "hip", &["llvm-artifact"]),
+            ("math-artifact", "math", &["hip-artifact"]),
+        ],
     );
     let inbound = t.inbound_artifacts("libraries").unwrap();
-    assert!(
-        set(&["hip-artifact", "llvm-artifact", "base-artifact"]).is_subset(&inbound),
-        "{inbound:?}"
-    );
+    let chain = set(&["hip-artifact", "llvm-artifact", "base-artifact"]);
+    assert!(chain.is_subset(&inbound), "{inbound:?}");
     assert_eq!(t.inbound_artifacts("foundation").unwrap(), set(&[]));
 }
 
@@ -192,29 +178,20 @@ fn unknown_stage() {
 // kept, and what the stage produces is removed even when reached through a dependency.
 #[test]
 fn inbound_artifacts_reference_quirks() {
-    let t = topology(
-        r#"
-        [build_stages.top]
-        artifact_groups = ["top", "missing-group"]
-        [artifact_groups.top]
-        artifact_group_deps = ["middle", "no-such-group"]
-        [artifact_groups.middle]
-        artifact_group_deps = ["bottom"]
-        [artifact_groups.bottom]
-        [artifacts.top-artifact]
-        artifact_group = "top"
-        artifact_deps = ["not-an-artifact", "cycle-a"]
-        [artifacts.middle-artifact]
-        artifact_group = "middle"
-        [artifacts.bottom-artifact]
-        artifact_group = "bottom"
-        [artifacts.cycle-a]
-        artifact_group = "middle"
-        artifact_deps = ["cycle-b"]
-        [artifacts.cycle-b]
-        artifact_group = "bottom"
-        artifact_deps = ["cycle-a", "top-artifact"]
-        "#,
+    let t = graph(
+        &[("top", &["top", "missing-group"])],
+        &[
+            ("top", &["middle", "no-such-group"]),
+            ("middle", &["bottom"]),
+            ("bottom", &[]),
+        ],
+        &[
+            ("top-artifact", "top", &["not-an-artifact", "cycle-a"]),
+            ("middle-artifact", "middle", &[]),
+            ("bottom-artifact", "bottom", &[]),
+            ("cycle-a", "middle", &["cycle-b"]),
+            ("cycle-b", "bottom", &["cycle-a", "top-artifact"]),
+        ],
     );
     assert_eq!(
         t.inbound_artifacts("top").unwrap(),

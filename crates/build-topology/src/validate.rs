@@ -288,18 +288,12 @@ impl BuildTopology {
     }
 
     fn check_cycles(&self, problems: &mut Vec<Problem>) {
-        let group_deps = self
-            .artifact_groups()
-            .iter()
-            .map(|g| (g.name.as_str(), &g.artifact_group_deps))
-            .collect::<Vec<_>>();
-        find_cycles(EntryKind::ArtifactGroup, &group_deps, problems);
-        let artifact_deps = self
-            .artifacts()
-            .iter()
-            .map(|a| (a.name.as_str(), &a.artifact_deps))
-            .collect::<Vec<_>>();
-        find_cycles(EntryKind::Artifact, &artifact_deps, problems);
+        let groups = self.artifact_groups().iter();
+        let group_deps = groups.map(|g| (g.name.as_str(), g.artifact_group_deps.as_slice()));
+        find_cycles(EntryKind::ArtifactGroup, group_deps, problems);
+        let artifact_deps =
+            (self.artifacts().iter()).map(|a| (a.name.as_str(), a.artifact_deps.as_slice()));
+        find_cycles(EntryKind::Artifact, artifact_deps, problems);
     }
 
     fn check_source_ownership(&self, problems: &mut Vec<Problem>) {
@@ -464,10 +458,14 @@ fn is_words(text: &str, separator: char, letter: impl Fn(char) -> bool) -> bool 
 
 /// Reports one entry per dependency cycle reached by a depth-first walk in file order, like
 /// the reference: the walk stops at the first cycle of each graph.
-fn find_cycles(kind: EntryKind, entries: &[(&str, &Vec<String>)], problems: &mut Vec<Problem>) {
+fn find_cycles<'a>(
+    kind: EntryKind,
+    entries: impl Iterator<Item = (&'a str, &'a [String])>,
+    problems: &mut Vec<Problem>,
+) {
     fn visit<'a>(
         name: &'a str,
-        deps: &BTreeMap<&str, &'a Vec<String>>,
+        deps: &BTreeMap<&str, &'a [String]>,
         visited: &mut BTreeSet<&'a str>,
         on_path: &mut Vec<&'a str>,
     ) -> Option<&'a str> {
@@ -487,9 +485,10 @@ fn find_cycles(kind: EntryKind, entries: &[(&str, &Vec<String>)], problems: &mut
         None
     }
 
-    let deps: BTreeMap<&str, &Vec<String>> = entries.iter().copied().collect();
+    let entries: Vec<(&str, &[String])> = entries.collect();
+    let deps: BTreeMap<&str, &[String]> = entries.iter().copied().collect();
     let mut visited = BTreeSet::new();
-    for &(name, _) in entries {
+    for &(name, _) in &entries {
         if !visited.contains(name) {
             let mut on_path = Vec::new();
             if let Some(found) = visit(name, &deps, &mut visited, &mut on_path) {

@@ -202,24 +202,17 @@ artifact_groups = ["second-upstream-group"]
 [build_stages.downstream-stage]
 artifact_groups = ["downstream-group"]
 
-[artifact_groups.upstream-group]
-[artifact_groups.second-upstream-group]
-[artifact_groups.downstream-group]
-artifact_group_deps = ["upstream-group", "second-upstream-group"]
-[artifact_groups.unbuilt-group]
+[artifact_groups]
+upstream-group = {}
+second-upstream-group = {}
+downstream-group = { artifact_group_deps = ["upstream-group", "second-upstream-group"] }
+unbuilt-group = {}
 
-[artifacts.test-artifact]
-artifact_group = "upstream-group"
-type = "target-neutral"
-[artifacts.second-artifact]
-artifact_group = "second-upstream-group"
-type = "target-neutral"
-[artifacts.downstream-artifact]
-artifact_group = "downstream-group"
-type = "target-neutral"
-artifact_deps = ["test-artifact", "second-artifact"]
-[artifacts.unbuilt-artifact]
-artifact_group = "unbuilt-group"
+[artifacts]
+test-artifact = { artifact_group = "upstream-group", type = "target-neutral" }
+second-artifact = { artifact_group = "second-upstream-group", type = "target-neutral" }
+downstream-artifact = { artifact_group = "downstream-group", type = "target-neutral", artifact_deps = ["test-artifact", "second-artifact"] }
+unbuilt-artifact = { artifact_group = "unbuilt-group" }
 "#;
 
 // Spec §12.1: fetch, push and copy sets of the artifact manager's test topology; `all`
@@ -300,14 +293,12 @@ fn unreadable_file() {
 // Spec §2.1 and §4.10: invalid TOML names the file, the line and the column.
 #[test]
 fn invalid_toml_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("BUILD_TOPOLOGY.toml");
-    fs_err::write(
-        &path,
-        "[build_stages.a]\nartifact_groups = [\"x\"\n\n[artifacts.b]\n",
-    )
-    .unwrap();
-    let err = BuildTopology::load(&path).unwrap_err();
+    use std::io::Write;
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(b"[build_stages.a]\nartifact_groups = [\"x\"\n\n[artifacts.b]\n")
+        .unwrap();
+    let path = file.path();
+    let err = BuildTopology::load(path).unwrap_err();
     let Error::Toml {
         path: Some(err_path),
         position: Some(position),
@@ -316,7 +307,7 @@ fn invalid_toml_file() {
     else {
         panic!("{err:?}");
     };
-    assert_eq!(err_path, &path);
+    assert_eq!(err_path, path);
     assert_eq!((position.line, position.column), (4, 1));
     assert!(
         err.to_string().ends_with(&format!(
