@@ -262,6 +262,15 @@ fn regex_filters_flatten_and_archives() {
             "blas_test_gfx94X-dcgpu.tar.xz.sha256sum"
         ]
     );
+    // Archives and sidecars get the mode a plain create gives (not a temporary file's 0600).
+    let plain = f.work.path().join("plain");
+    fs_err::write(&plain, "").unwrap();
+    let mode = |p: &std::path::Path| {
+        std::os::unix::fs::PermissionsExt::mode(&fs_err::metadata(p).unwrap().permissions()) & 0o777
+    };
+    for name in names(&f.out()) {
+        assert_eq!(mode(&f.out().join(&name)), mode(&plain), "{name}");
+    }
 }
 
 #[test]
