@@ -13,11 +13,7 @@ const DEFAULT_EPOCH: u64 = 315_532_800;
 
 /// Build the ROCm Python packages from artifacts.
 #[derive(Debug, Parser)]
-#[command(
-    disable_version_flag = true,
-    infer_long_args = true,
-    args_override_self = true
-)]
+#[command(disable_version_flag = true, args_override_self = true)]
 #[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
 struct Args {
     /// Directory of exploded artifact directories (`{name}_{component}_{target}`).
@@ -163,7 +159,7 @@ fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     rock_ci::exit_code(run(args))
 }

@@ -299,6 +299,17 @@ fn bad_inputs_fail_with_the_reference_messages() {
         .output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
+    // An ambiguous prefix names the candidates, as argparse does.
+    let usage = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .args(["--d", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&usage.stderr);
+    assert!(
+        err.contains("ambiguous option: --d could match --dest-dir, --devel-tarball-compression"),
+        "{err}"
+    );
 }
 
 #[test]
