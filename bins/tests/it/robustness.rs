@@ -1,25 +1,11 @@
 //! The tools on networks that misbehave: an endpoint that accepts connections and never
 //! answers, and a server that refuses some uploads.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule, S3Server};
-
-/// A listener that accepts every connection and never answers, until the test ends.
-fn black_hole() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming() {
-            held.push(stream);
-        }
-    });
-    addr
-}
+use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule, S3Server, black_hole};
 
 /// A binary, its arguments and its environment.
 type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, String)>);

@@ -149,7 +149,7 @@ impl ArtifactBackend {
     }
 
     /// Runs `fetch` of artifact `key` again while it fails with bytes that arrived damaged,
-    /// up to the S3 client's attempts (once for a local backend), logging each retry.
+    /// through the S3 client's retries (once for a local backend).
     pub(crate) async fn again_if_damaged<T, F, Fut>(
         &self,
         key: &str,
@@ -159,25 +159,13 @@ impl ArtifactBackend {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
-        let ArtifactBackend::S3(b) = self else {
-            return fetch().await;
-        };
-        let attempts = b.client.limits().max_attempts;
-        let mut attempt = 1;
-        loop {
-            match fetch().await {
-                Err(e) if attempt < attempts && e.arrived_damaged() => {
-                    b.client.count_retry();
-                    tracing::warn!(
-                        "++ Retry {attempt}/{} for {}: {}",
-                        attempts - 1,
-                        self.location(key).s3_uri(),
-                        storage_backend::chain(&e)
-                    );
-                    attempt += 1;
-                }
-                other => return other,
+        match self {
+            ArtifactBackend::S3(b) => {
+                b.client
+                    .retry(&self.location(key).s3_uri(), Error::arrived_damaged, fetch)
+                    .await
             }
+            ArtifactBackend::Local(_) => fetch().await,
         }
     }
 

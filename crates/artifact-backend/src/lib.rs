@@ -198,11 +198,25 @@ pub struct LocalArtifacts {
     reporter: Arc<dyn Reporter>,
 }
 
-/// Whether a sidecar of `sidecars` names no archive of `archives`.
-fn has_orphan(archives: &[ArtifactEntry], sidecars: &std::collections::BTreeSet<String>) -> bool {
-    sidecars
+/// The archives of `archives` without a sidecar, and the sidecars of `sidecars` (named by
+/// their archive) without an archive.
+fn unpaired<'a>(
+    archives: &'a [ArtifactEntry],
+    sidecars: &'a std::collections::BTreeSet<String>,
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let names: std::collections::BTreeSet<&str> =
+        archives.iter().map(|e| e.file_name.as_str()).collect();
+    let unverifiable = names
         .iter()
-        .any(|s| !archives.iter().any(|a| a.file_name == *s))
+        .copied()
+        .filter(|n| !sidecars.contains(*n))
+        .collect();
+    let orphans = sidecars
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !names.contains(n))
+        .collect();
+    (unverifiable, orphans)
 }
 
 /// Whether `file_name` is an artifact archive (not a sidecar) kept by `name_filter`
@@ -297,7 +311,7 @@ impl ArtifactBackend {
     ) -> Result<Vec<ArtifactEntry>, Error> {
         let (mut out, mut sidecars) = self.list_once(name_filter).await?;
         if let ArtifactBackend::S3(b) = self
-            && has_orphan(&out, &sidecars)
+            && !unpaired(&out, &sidecars).1.is_empty()
         {
             b.client.count_retry();
             tracing::warn!(
@@ -373,23 +387,12 @@ impl ArtifactBackend {
         archives: &[ArtifactEntry],
         sidecars: &std::collections::BTreeSet<String>,
     ) {
-        let names: std::collections::BTreeSet<&str> =
-            archives.iter().map(|e| e.file_name.as_str()).collect();
-        let unverifiable: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| !sidecars.contains(*n))
-            .collect();
-        let orphans: Vec<&str> = sidecars
-            .iter()
-            .map(String::as_str)
-            .filter(|n| !names.contains(n))
-            .collect();
-        if !unverifiable.is_empty() && unverifiable.len() < names.len() {
+        let (unverifiable, orphans) = unpaired(archives, sidecars);
+        if !unverifiable.is_empty() && unverifiable.len() < archives.len() {
             tracing::warn!(
                 "{} of {} archives at {} have no .sha256sum sidecar: {}",
                 unverifiable.len(),
-                names.len(),
+                archives.len(),
                 self.base_uri(),
                 unverifiable.join(", ")
             );

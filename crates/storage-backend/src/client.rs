@@ -300,6 +300,46 @@ impl S3Client {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Runs `attempt` until it succeeds or fails for good: a failure that `retryable` accepts
+    /// is tried again, up to the client's attempts, after a backoff doubling from
+    /// [`ClientOptions::initial_backoff`] (at most 20 s); each retry is logged as
+    /// `++ Retry i/N for LOCATION: reason` and counted. The one retry loop of the workspace:
+    /// requests, resumed bodies and whole artifacts fetched again all go through it.
+    pub async fn retry<T, E, F, Fut>(
+        &self,
+        location: &str,
+        retryable: impl Fn(&E) -> bool,
+        mut attempt: F,
+    ) -> Result<T, E>
+    where
+        E: std::error::Error,
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, E>>,
+    {
+        let max = self.limits.max_attempts;
+        let mut n = 1;
+        loop {
+            match Box::pin(attempt()).await {
+                Err(e) if n < max && retryable(&e) => {
+                    self.count_retry();
+                    tracing::warn!(
+                        "++ Retry {n}/{} for {location}: {}",
+                        max - 1,
+                        crate::chain(&e)
+                    );
+                    let wait = self
+                        .limits
+                        .initial_backoff
+                        .saturating_mul(1 << (n - 1).min(10))
+                        .min(Duration::from_secs(20));
+                    tokio::time::sleep(wait).await;
+                    n += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// The SDK client.
     pub fn sdk(&self) -> &aws_sdk_s3::Client {
         &self.client

@@ -137,13 +137,6 @@ fn is_transient(err: &Error) -> bool {
     err.s3_kind().is_some_and(S3ErrorKind::is_transient)
 }
 
-/// The wait before retry `attempt` (1-based): `initial` doubled per retry, at most 20 s.
-fn backoff(initial: std::time::Duration, attempt: u32) -> std::time::Duration {
-    initial
-        .saturating_mul(1 << attempt.saturating_sub(1).min(10))
-        .min(std::time::Duration::from_secs(20))
-}
-
 fn part_size_for(size: u64, preferred: u64) -> u64 {
     preferred.max(MIN_PART).max(size.div_ceil(MAX_PARTS))
 }
@@ -261,34 +254,29 @@ impl S3StorageBackend {
         (first, last): (u64, u64),
         etag: &str,
     ) -> Result<Vec<bytes::Bytes>, Error> {
-        let limits = *self.client.limits();
         let location = format!("{} (bytes {first}-{last})", loc.s3_uri());
-        let mut parts = Vec::new();
-        let mut offset = first;
-        let mut attempt = 1;
-        let read = async {
-            loop {
-                let result =
-                    Box::pin(self.read_into(loc, (offset, last), etag, &mut parts, &mut offset))
-                        .await;
-                match result {
-                    Ok(()) => return Ok(()),
-                    Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
-                        self.log_retry(attempt, &location, &e);
-                        tokio::time::sleep(backoff(limits.initial_backoff, attempt)).await;
-                        attempt += 1;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+        // What arrived so far and where the next attempt starts; no lock is held across an
+        // await.
+        let received = std::sync::Mutex::new((Vec::new(), first));
+        let state = || {
+            received
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
-        self.within(
-            limits.deadline(last + 1 - first),
-            "download",
-            &location,
-            read,
-        )
+        self.retrying("download", &location, last + 1 - first, || async {
+            let (mut parts, mut offset) = (Vec::new(), state().1);
+            let result = self
+                .read_into(loc, last, etag, &mut parts, &mut offset)
+                .await;
+            let mut kept = state();
+            kept.0.append(&mut parts);
+            kept.1 = offset;
+            result
+        })
         .await?;
+        let (parts, _) = received
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(parts)
     }
 
@@ -297,11 +285,12 @@ impl S3StorageBackend {
     async fn read_into(
         &self,
         loc: &StorageLocation,
-        (start, last): (u64, u64),
+        last: u64,
         etag: &str,
         parts: &mut Vec<bytes::Bytes>,
         offset: &mut u64,
     ) -> Result<(), Error> {
+        let start = *offset;
         let mut body = self
             .get_once(loc, Some((start, Some(last))), Some(etag))
             .await?;
@@ -316,8 +305,7 @@ impl S3StorageBackend {
             ));
         }
         while let Some(chunk) = body.next_chunk().await? {
-            let room = last + 1 - *offset;
-            if chunk.len() as u64 > room {
+            if chunk.len() as u64 > last + 1 - *offset {
                 return Err(body.error(
                     S3ErrorKind::BadResponse,
                     format!("the body is longer than the {wanted} bytes asked for"),
@@ -329,55 +317,28 @@ impl S3StorageBackend {
         if *offset != last + 1 {
             return Err(body.error(
                 S3ErrorKind::BadResponse,
-                format!(
-                    "the body ended after {} of {wanted} bytes",
-                    wanted - (last + 1 - *offset)
-                ),
+                format!("the body ended after {} of {wanted} bytes", *offset - start),
             ));
         }
         Ok(())
     }
 
-    /// Runs `request` until it succeeds or fails for good: transient failures are tried again
-    /// up to the client's attempts, with doubling backoff, each retry logged
-    /// (`++ Retry i/N for LOCATION: reason`) and counted; all of it within the deadline of a
-    /// request moving `bytes` of body.
+    /// Runs `request` until it succeeds or fails for good ([`S3Client::retry`], transient
+    /// failures only), all of it within the deadline of a request moving `bytes` of body.
     pub(crate) async fn retrying<T, F, Fut>(
         &self,
         op: &'static str,
         location: &str,
         bytes: u64,
-        mut request: F,
+        request: F,
     ) -> Result<T, Error>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
-        let limits = *self.client.limits();
-        let attempts = async {
-            let mut attempt = 1;
-            loop {
-                match Box::pin(request()).await {
-                    Err(e) if attempt < limits.max_attempts && is_transient(&e) => {
-                        self.log_retry(attempt, location, &e);
-                        tokio::time::sleep(backoff(limits.initial_backoff, attempt)).await;
-                        attempt += 1;
-                    }
-                    other => return other,
-                }
-            }
-        };
-        self.within(limits.deadline(bytes), op, location, attempts)
+        let attempts = self.client.retry(location, is_transient, request);
+        self.within(self.client.limits().deadline(bytes), op, location, attempts)
             .await
-    }
-
-    fn log_retry(&self, attempt: u32, location: &str, err: &Error) {
-        self.client.count_retry();
-        tracing::warn!(
-            "++ Retry {attempt}/{} for {location}: {}",
-            self.client.limits().max_attempts - 1,
-            crate::chain(err)
-        );
     }
 
     /// `work`, or an [`S3ErrorKind::Unreachable`] error naming the endpoint and the limit when

@@ -46,6 +46,20 @@ pub fn write_artifact(
     w.finish().expect("finish archive");
 }
 
+/// A listener on 127.0.0.1 that accepts every connection and never answers (a black hole), for
+/// as long as the test process runs; its address.
+pub fn black_hole() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
 /// The lowercase hex SHA-256 of `data`.
 pub fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest as _;

@@ -91,6 +91,20 @@ async fn retrying_client(endpoint: String, attempts: u32) -> S3Client {
     .await
 }
 
+/// Fetches `core_lib_generic.tar.zst` of `b` extracted into `out`.
+async fn fetch_core(
+    b: &ArtifactBackend,
+    out: &std::path::Path,
+) -> Result<artifact_backend::Fetched, artifact_backend::Error> {
+    b.fetch_extracted(
+        "core_lib_generic.tar.zst",
+        out,
+        artifacts::Layout::Full,
+        std::sync::Arc::default(),
+    )
+    .await
+}
+
 /// Bytes damaged on the way (flipped bits under a matching length): the digest (or the
 /// archive's own checksum) catches it, the artifact is fetched again and arrives whole; when
 /// every GET is damaged, the fetch fails and nothing of it is left.
@@ -126,15 +140,7 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
     // The first GET of the archive is damaged: fetched again, verified, whole.
     let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets().first(1))).await;
     let out = t.path().join("out");
-    let got = b
-        .fetch_extracted(
-            "core_lib_generic.tar.zst",
-            &out,
-            artifacts::Layout::Full,
-            std::sync::Arc::default(),
-        )
-        .await
-        .unwrap();
+    let got = fetch_core(&b, &out).await.unwrap();
     assert!(got.verified);
     assert_eq!(proxy.injected(Fault::BitFlip), 1);
     let file = out.join("core_lib_generic/core/stage/lib/libcore.so");
@@ -149,30 +155,14 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
             .first(1),
     );
     let (proxy, b) = through_proxy(&server, plan).await;
-    let got = b
-        .fetch_extracted(
-            "core_lib_generic.tar.zst",
-            &t.path().join("out-sidecar"),
-            artifacts::Layout::Full,
-            std::sync::Arc::default(),
-        )
-        .await
-        .unwrap();
+    let got = fetch_core(&b, &t.path().join("out-sidecar")).await.unwrap();
     assert!(got.verified);
     assert_eq!(proxy.injected(Fault::ShortBodyMatchingLength), 1);
 
     // Every GET of the archive is damaged: an error, and nothing at the destination.
     let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets())).await;
     let out = t.path().join("out2");
-    let err = b
-        .fetch_extracted(
-            "core_lib_generic.tar.zst",
-            &out,
-            artifacts::Layout::Full,
-            std::sync::Arc::default(),
-        )
-        .await
-        .unwrap_err();
+    let err = fetch_core(&b, &out).await.unwrap_err();
     assert!(err.arrived_damaged(), "{err:?}");
     assert_eq!(proxy.injected(Fault::BitFlip), 3, "one fetch per attempt");
     assert_eq!(crate::names_in(&out), Vec::<String>::new());
