@@ -4,6 +4,7 @@
 //! The binaries in `src/bin/` parse flags and call into the library crates; what two of them
 //! need lives here.
 
+pub mod artifact_manager;
 pub mod fetch_artifacts;
 pub mod post_build_upload;
 pub mod progress;
@@ -105,6 +106,22 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
+            // Already explained on stdout (the `ERROR:` lines).
+            if err.downcast_ref::<artifact_manager::Reported>().is_some() {
+                return ExitCode::FAILURE;
+            }
+            if let Some(usage) = err.downcast_ref::<artifact_manager::Usage>() {
+                let program = std::env::args()
+                    .next()
+                    .and_then(|a| {
+                        std::path::Path::new(&a)
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(std::io::stderr(), "{program}: error: {usage}");
+                return ExitCode::from(2);
+            }
             let _ = writeln!(std::io::stderr(), "error: {err:#}");
             ExitCode::FAILURE
         }
@@ -169,7 +186,19 @@ pub fn parse_args<T: clap::Parser>() -> T {
         command = command.bin_name(name.to_owned());
     }
     command.build();
-    match expand_long_prefixes(&command, args.iter().cloned()) {
+    // Options after a subcommand's name are that subcommand's.
+    let subcommand = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .and_then(|name| command.find_subcommand(name));
+    let expanded = match subcommand {
+        Some(sub) => expand_long_prefixes(sub, args[1..].iter().cloned()).map(|mut rest| {
+            rest.insert(0, args[0].clone());
+            rest
+        }),
+        None => expand_long_prefixes(&command, args.iter().cloned()),
+    };
+    match expanded {
         Ok(args) => T::parse_from(args),
         Err(e) => e.format(&mut command).exit(),
     }

@@ -46,7 +46,14 @@ pub struct FlattenIndex {
     /// Held while one artifact is merged: merges are renames, quick, and never interleave (two
     /// artifacts creating the same directory at once would race).
     merging: Mutex<()>,
+    /// Bootstrap: the relpaths met so far (each is cleared and marked once); guarded by
+    /// `merging`.
+    relpaths: Mutex<std::collections::HashSet<String>>,
 }
+
+/// The suffix of the marker file `fetch --bootstrap` leaves beside each relpath directory
+/// (`{relpath}.prebuilt`): the build skips a subproject whose stage directory has one.
+pub const PREBUILT_SUFFIX: &str = ".prebuilt";
 
 type Part = Vec<Bytes>;
 
@@ -334,6 +341,72 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
     Ok(())
 }
 
+/// Moves the relpath trees of an artifact unpacked in `from` into `to` (`fetch --bootstrap`).
+/// The first time a fetch meets a relpath, what an earlier build left at `{to}/{relpath}` is
+/// removed (never what this fetch already placed there, so relpaths nested in one another keep
+/// each other's files) and the empty marker `{to}/{relpath}.prebuilt` is written.
+fn bootstrap(
+    from: &Path,
+    to: &Path,
+    relpaths: &[String],
+    key: &str,
+    index: &FlattenIndex,
+) -> Result<(), Error> {
+    for relpath in relpaths {
+        let rel = Path::new(relpath.trim_end_matches('/'));
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let first_time = index
+            .relpaths
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(relpath.clone());
+        let dest = to.join(rel);
+        if first_time {
+            let owners = index
+                .owners
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            remove_unowned(to, rel, &owners)?;
+            drop(owners);
+            let marker = PathBuf::from(format!("{}{PREBUILT_SUFFIX}", dest.display()));
+            if let Some(parent) = marker.parent() {
+                fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+            }
+            fs_err::write(&marker, b"").map_err(|e| FileError::write(&marker, e))?;
+        }
+        if from.join(rel).is_dir() {
+            fs_err::create_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
+            merge(from, to, rel, key, index)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes `{root}/{rel}` except the paths of `owners` (relative to `root`) and the
+/// directories leading to them.
+fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) -> Result<(), Error> {
+    let path = root.join(rel);
+    let Ok(meta) = fs_err::symlink_metadata(&path) else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        if !owners.contains_key(rel) {
+            fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e))?;
+        }
+        return Ok(());
+    }
+    if !owners.keys().any(|owned| owned.starts_with(rel)) {
+        return fs_err::remove_dir_all(&path).map_err(|e| FileError::write(&path, e).into());
+    }
+    for entry in fs_err::read_dir(&path).map_err(|e| FileError::read(&path, e))? {
+        let entry = entry.map_err(|e| FileError::read(&path, e))?;
+        remove_unowned(root, &rel.join(entry.file_name()), owners)?;
+    }
+    Ok(())
+}
+
 /// Where the digest of `key`'s verified, extracted copy in `output_dir` is recorded.
 fn verified_marker(output_dir: &Path, key: &str) -> PathBuf {
     output_dir.join(VERIFIED_DIR).join(format!("{key}.sha256"))
@@ -473,6 +546,20 @@ impl ArtifactBackend {
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                     merge(temp.path(), &output, Path::new(""), &key_owned, &index)?;
+                    output
+                }
+                Layout::Bootstrap => {
+                    let _one_at_a_time = index
+                        .merging
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    bootstrap(
+                        temp.path(),
+                        &output,
+                        &extracted.relpaths,
+                        &key_owned,
+                        &index,
+                    )?;
                     output
                 }
             };

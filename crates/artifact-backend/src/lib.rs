@@ -35,7 +35,8 @@ mod fetch;
 
 pub use env::{EnvVars, backend_from_env};
 pub use fetch::{
-    Fetched, FlattenIndex, Unpacking, VERIFIED_DIR, extract_dir_name, remove_stale_partials,
+    Fetched, FlattenIndex, PREBUILT_SUFFIX, Unpacking, VERIFIED_DIR, extract_dir_name,
+    remove_stale_partials,
 };
 
 /// Errors of artifact operations; each names the artifact or file at fault.
@@ -255,6 +256,16 @@ impl ArtifactBackend {
             root,
             reporter: Arc::new(NoReporter),
         }))
+    }
+
+    /// Artifacts of `root` kept directly in `dir` (`{dir}/{key}` and `{dir}/{key}.sha256sum`),
+    /// e.g. a download cache read back for unpacking.
+    pub fn local_dir(dir: &Path, root: WorkflowOutputRoot) -> Self {
+        ArtifactBackend::Local(LocalArtifacts {
+            base_path: dir.to_path_buf(),
+            root,
+            reporter: Arc::new(NoReporter),
+        })
     }
 
     /// Reports byte-level progress of transfers to `reporter`.

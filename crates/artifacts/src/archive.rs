@@ -2,6 +2,8 @@ use file_tree::FileError;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest as _, Sha256};
+
 use crate::{ArchiveFormat, Error};
 
 /// The zstd level used when none is given.
@@ -89,11 +91,31 @@ pub fn list_members(path: &Path) -> Result<Vec<String>, Error> {
     Ok(names)
 }
 
+/// The archive file, hashing and counting what is written to it.
+struct Hashing {
+    file: std::fs::File,
+    hasher: Sha256,
+    len: u64,
+}
+
+impl Write for Hashing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 enum Encoder {
-    Zstd(zstd::stream::write::Encoder<'static, BufWriter<std::fs::File>>),
-    Xz(liblzma::write::XzEncoder<BufWriter<std::fs::File>>),
-    Gzip(flate2::write::GzEncoder<BufWriter<std::fs::File>>),
-    Plain(BufWriter<std::fs::File>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<Hashing>>),
+    Xz(liblzma::write::XzEncoder<BufWriter<Hashing>>),
+    Gzip(flate2::write::GzEncoder<BufWriter<Hashing>>),
+    Plain(BufWriter<Hashing>),
 }
 
 impl Write for Encoder {
@@ -117,7 +139,7 @@ impl Write for Encoder {
 }
 
 impl Encoder {
-    fn finish(self) -> io::Result<std::fs::File> {
+    fn finish(self) -> io::Result<Hashing> {
         let buffered = match self {
             Encoder::Zstd(e) => e.finish()?,
             Encoder::Xz(e) => e.finish()?,
@@ -130,9 +152,20 @@ impl Encoder {
     }
 }
 
+/// A finished archive: where, its SHA-256 and its size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The archive's path.
+    pub path: PathBuf,
+    /// Lowercase hex SHA-256 of the archive's bytes.
+    pub sha256: String,
+    /// The archive's size in bytes.
+    pub size: u64,
+}
+
 /// Writes a compressed tar archive under a temporary name beside `dest` and renames it into
 /// place only when [`ArchiveWriter::finish`] succeeds: a failed or abandoned write never leaves
-/// a partial archive at `dest`.
+/// a partial archive at `dest`. The bytes are hashed as they are written.
 pub struct ArchiveWriter {
     builder: tar::Builder<Encoder>,
     temp: tempfile::NamedTempFile,
@@ -142,6 +175,16 @@ pub struct ArchiveWriter {
 impl ArchiveWriter {
     /// Starts an archive to be written to `dest`.
     pub fn create(dest: &Path, compression: Compression) -> Result<Self, Error> {
+        Self::create_with_workers(dest, compression, 0)
+    }
+
+    /// Starts an archive to be written to `dest`, zstd compressing on `workers` threads of its
+    /// own beside the caller's (0: on the caller's thread only; other compressions ignore it).
+    pub fn create_with_workers(
+        dest: &Path,
+        compression: Compression,
+        workers: u32,
+    ) -> Result<Self, Error> {
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -156,7 +199,14 @@ impl ArchiveWriter {
             .as_file()
             .try_clone()
             .map_err(|e| FileError::write(dest, e))?;
-        let out = BufWriter::with_capacity(1 << 20, file);
+        let out = BufWriter::with_capacity(
+            1 << 20,
+            Hashing {
+                file,
+                hasher: Sha256::new(),
+                len: 0,
+            },
+        );
         let encoder = match compression {
             // With the frame's content checksum (as the `zstd` program writes it): a damaged
             // archive fails to decode even where no `.sha256sum` vouches for it.
@@ -165,6 +215,10 @@ impl ArchiveWriter {
                     .map_err(|e| FileError::write(dest, e))?;
                 e.include_checksum(true)
                     .map_err(|e| FileError::write(dest, e))?;
+                if workers > 0 {
+                    e.multithread(workers)
+                        .map_err(|e| FileError::write(dest, e))?;
+                }
                 e
             }),
             Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
@@ -206,11 +260,48 @@ impl ArchiveWriter {
         path: &Path,
         mtime: u64,
     ) -> Result<(), Error> {
+        self.append_entry(arcname, path, Some(mtime))
+    }
+
+    /// Adds the regular file, directory or symlink at `path` (not following symlinks) as
+    /// `arcname` with its own permission bits and mtime; owner 0:0 without names.
+    pub fn append_file_as(&mut self, arcname: &str, path: &Path) -> Result<(), Error> {
+        self.append_entry(arcname, path, None)
+    }
+
+    /// Adds a hard link `arcname` to the member `target` added before.
+    pub fn append_hard_link(&mut self, arcname: &str, target: &str) -> Result<(), Error> {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Link);
+        header.set_size(0);
+        header.set_mode(0o644);
+        self.builder
+            .append_link(&mut header, arcname, target)
+            .map_err(|e| FileError::write(&self.dest, e).into())
+    }
+
+    /// `mtime` `Some`: normalized mode and that mtime; `None`: the file's own.
+    fn append_entry(
+        &mut self,
+        arcname: &str,
+        path: &Path,
+        mtime: Option<u64>,
+    ) -> Result<(), Error> {
         let meta = fs_err::symlink_metadata(path).map_err(|e| FileError::read(path, e))?;
         let mut header = tar::Header::new_gnu();
-        header.set_mtime(mtime);
         header.set_uid(0);
         header.set_gid(0);
+        #[cfg(unix)]
+        let own_mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+        #[cfg(not(unix))]
+        let own_mode = if meta.is_dir() { 0o755 } else { 0o644 };
+        header.set_mtime(mtime.unwrap_or_else(|| {
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs())
+        }));
+        let keep_mode = mtime.is_none();
         if meta.file_type().is_symlink() {
             let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;
             header.set_entry_type(tar::EntryType::Symlink);
@@ -221,19 +312,19 @@ impl ArchiveWriter {
                 .map_err(|e| FileError::write(&self.dest, e).into())
         } else if meta.is_dir() {
             header.set_entry_type(tar::EntryType::Directory);
-            header.set_mode(0o755);
+            header.set_mode(if keep_mode { own_mode } else { 0o755 });
             header.set_size(0);
             self.builder
                 .append_data(&mut header, arcname, std::io::empty())
                 .map_err(|e| FileError::write(&self.dest, e).into())
         } else {
-            #[cfg(unix)]
-            let executable =
-                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
-            #[cfg(not(unix))]
-            let executable = false;
+            let executable = own_mode & 0o111 != 0;
             header.set_entry_type(tar::EntryType::Regular);
-            header.set_mode(if executable { 0o755 } else { 0o644 });
+            header.set_mode(match (keep_mode, executable) {
+                (true, _) => own_mode,
+                (false, true) => 0o755,
+                (false, false) => 0o644,
+            });
             header.set_size(meta.len());
             let file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
             self.builder
@@ -251,6 +342,11 @@ impl ArchiveWriter {
 
     /// Completes the archive, flushes it to disk and renames it to its destination.
     pub fn finish(self) -> Result<PathBuf, Error> {
+        Ok(self.finish_written()?.path)
+    }
+
+    /// As [`ArchiveWriter::finish`], with the archive's SHA-256 and size.
+    pub fn finish_written(self) -> Result<Written, Error> {
         let Self {
             builder,
             temp,
@@ -259,10 +355,17 @@ impl ArchiveWriter {
         let encoder = builder
             .into_inner()
             .map_err(|e| FileError::write(&dest, e))?;
-        let file = encoder.finish().map_err(|e| FileError::write(&dest, e))?;
-        file.sync_all().map_err(|e| FileError::write(&dest, e))?;
+        let hashing = encoder.finish().map_err(|e| FileError::write(&dest, e))?;
+        hashing
+            .file
+            .sync_all()
+            .map_err(|e| FileError::write(&dest, e))?;
         temp.persist(&dest)
             .map_err(|e| FileError::write(&dest, e.error))?;
-        Ok(dest)
+        Ok(Written {
+            path: dest,
+            sha256: hex::encode(hashing.hasher.finalize()),
+            size: hashing.len,
+        })
     }
 }

@@ -21,6 +21,16 @@ pub enum Layout {
     /// With each member's relpath stripped (`{relpath}/bin/x` → `bin/x`); the manifest is not
     /// written.
     Flatten,
+    /// As stored, for merging the relpath trees into a build directory (`fetch --bootstrap`):
+    /// extraction writes what [`Layout::Full`] writes; the caller moves the relpath trees.
+    Bootstrap,
+}
+
+impl Layout {
+    /// Whether members keep their stored paths (everything but [`Layout::Flatten`]).
+    pub fn keeps_paths(self) -> bool {
+        self != Layout::Flatten
+    }
 }
 
 /// What an extraction produced.
@@ -141,9 +151,10 @@ impl Extractor<'_> {
             .iter()
             .find(|r| parts.len() > r.len() && parts.starts_with(r))
             .ok_or_else(|| self.refuse(member, "not below any path of the artifact manifest"))?;
-        let mapped = match self.layout {
-            Layout::Full => parts.clone(),
-            Layout::Flatten => parts[rel.len()..].to_vec(),
+        let mapped = if self.layout.keeps_paths() {
+            parts.clone()
+        } else {
+            parts[rel.len()..].to_vec()
         };
         Ok((parts, mapped))
     }
@@ -286,7 +297,7 @@ impl Extractor<'_> {
                 .iter()
                 .any(|r| r.len() >= parts.len() && r.iter().zip(&parts).all(|(a, b)| a == b))
         {
-            if self.layout == Layout::Full {
+            if self.layout.keeps_paths() {
                 let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
                 fs_err::create_dir_all(&path).map_err(|e| FileError::write(&path, e))?;
                 if let Some(mtime) = member_mtime(entry.header()) {
@@ -417,7 +428,7 @@ pub fn extract_artifact<R: Read>(
             .push(parts.into_iter().map(str::to_owned).collect());
         ex.out.relpaths.push(line.to_owned());
     }
-    if layout == Layout::Full {
+    if layout.keeps_paths() {
         let path = dest.join(MANIFEST_NAME);
         let mut file = fs_err::File::create(&path).map_err(|e| FileError::write(&path, e))?;
         std::io::Write::write_all(&mut file, manifest.as_bytes())

@@ -218,14 +218,14 @@ fn keeps_member_mtimes() {
             .unwrap()
             .as_secs()
     };
-    for layout in [Layout::Full, Layout::Flatten] {
+    for layout in [Layout::Full, Layout::Flatten, Layout::Bootstrap] {
         let dir = tempfile::tempdir().unwrap();
         extract_artifact("t.tar.zst", &data[..], dir.path(), layout).unwrap();
         let mut checked = 0;
         for (name, kind, want) in members {
             let stored = name.trim_end_matches('/');
             let rel = match layout {
-                Layout::Full => stored,
+                Layout::Full | Layout::Bootstrap => stored,
                 Layout::Flatten => match stored.strip_prefix("a/stage/") {
                     Some(rel) => rel,
                     None => continue,

@@ -25,11 +25,12 @@ mod archive;
 mod extract;
 mod logs;
 mod name;
+mod pack;
 mod targets;
 
 pub use archive::{
-    ArchiveWriter, Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL, decoder, list_members,
-    open_archive,
+    ArchiveWriter, Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL, Written, decoder,
+    list_members, open_archive,
 };
 pub use extract::{Extracted, Layout, MANIFEST_NAME, UnsafeMember, extract_artifact};
 pub use logs::{
@@ -37,6 +38,7 @@ pub use logs::{
     archive_ccache_logs, archive_ninja_logs, find_ninja_logs,
 };
 pub use name::{ArchiveFormat, ArtifactName};
+pub use pack::{Packed, archive_path_for, manifest_relpaths, pack_artifact_dir};
 pub use targets::{GENERIC_TARGET_FAMILY, TargetSelection, base_target};
 
 /// Errors of artifact names and archives.
@@ -64,5 +66,7 @@ pub enum Error {
 
 #[cfg(test)]
 mod extract_tests;
+#[cfg(test)]
+mod pack_tests;
 #[cfg(test)]
 mod tests;

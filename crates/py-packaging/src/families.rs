@@ -102,6 +102,14 @@ impl FamilyMap {
         }
     }
 
+    /// The targets of `family` in file order; none for an unknown family.
+    pub fn targets_of(&self, family: &str) -> &[String] {
+        self.families
+            .iter()
+            .find(|(f, _)| f == family)
+            .map_or(&[], |(_, targets)| targets.as_slice())
+    }
+
     /// The targets of `families`, in order, de-duplicated; unknown families are an error
     /// listing them and every known family.
     pub fn expand(&self, families: &[String]) -> Result<Vec<String>, Error> {

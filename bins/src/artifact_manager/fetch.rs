@@ -1,0 +1,339 @@
+//! `artifact_manager fetch` (spec §4.6): the artifacts a stage consumes, streamed through
+//! verification and unpacking into the build tree.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use artifact_backend::{ArtifactBackend, FlattenIndex, Unpacking, extract_dir_name};
+use artifacts::Layout;
+use futures::StreamExt as _;
+
+use super::{
+    Checkout, Lines, Lookup, Reported, RunOptions, Targets, choose_files, file_names, joined,
+    parse_excluded_artifacts, parse_excluded_components, uncovered, unknown_stage,
+};
+
+/// What `fetch` does with each archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchMode {
+    /// Unpack each into `{output}/artifacts/{name}/` (the default).
+    Extract,
+    /// Merge every artifact's files into `{output}/` with relpaths stripped (`--flatten`).
+    Flatten,
+    /// Merge the relpath trees into `{output}/` and mark each with `{relpath}.prebuilt`
+    /// (`--bootstrap`).
+    Bootstrap,
+    /// Keep the archives in the download cache (`--no-extract`).
+    Archives,
+}
+
+/// A resolved `fetch` command line.
+#[derive(Clone)]
+pub struct FetchRequest {
+    /// The run and backend options.
+    pub run: RunOptions,
+    /// Where the topology and family table are.
+    pub checkout: Checkout,
+    /// The target options.
+    pub targets: Targets,
+    /// `--stage` (`all`: every artifact of the topology).
+    pub stage: String,
+    /// `--output-dir`.
+    pub output_dir: PathBuf,
+    /// The mode.
+    pub mode: FetchMode,
+    /// `--download-cache-dir`: a cache shared between invocations, never deleted.
+    pub download_cache_dir: Option<PathBuf>,
+    /// Artifacts transferred at once.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once.
+    pub extract_concurrency: usize,
+    /// `--exclude-components`, as given.
+    pub exclude_components: String,
+    /// `--exclude-artifacts`, as given.
+    pub exclude_artifacts: String,
+    /// `--allow-empty`: finding no archive at all is not an error.
+    pub allow_empty: bool,
+}
+
+/// Runs `fetch`.
+pub async fn fetch(request: &FetchRequest, lines: &Lines) -> anyhow::Result<()> {
+    let topology = request.checkout.load_topology()?;
+    let inbound: BTreeSet<&str> = if request.stage == build_topology::ALL_STAGES {
+        let all = topology.artifacts_to_fetch(&request.stage)?;
+        lines.line(format!("Fetching all {} artifacts", all.len()));
+        all
+    } else {
+        if topology.stage(&request.stage).is_err() {
+            return Err(unknown_stage(&topology, &request.stage, lines));
+        }
+        let inbound = topology.inbound_artifacts(&request.stage)?;
+        if inbound.is_empty() {
+            lines.line(format!(
+                "Stage '{}' has no inbound artifacts",
+                request.stage
+            ));
+            return Ok(());
+        }
+        lines.line(format!(
+            "Stage '{}' needs {} artifacts: {}",
+            request.stage,
+            inbound.len(),
+            joined(inbound.iter().copied())
+        ));
+        inbound
+    };
+    // Both exclusion lists are checked before anything is listed or created.
+    let excluded_components = parse_excluded_components(&request.exclude_components)?;
+    let excluded_artifacts = parse_excluded_artifacts(&request.exclude_artifacts, &topology)?;
+    let targets = request.targets.resolve(&request.checkout, lines)?;
+    let mut wanted = inbound;
+    if !excluded_artifacts.is_empty() {
+        lines.line(format!(
+            "Excluding artifacts: {}",
+            joined(excluded_artifacts.iter().map(String::as_str))
+        ));
+        wanted.retain(|a| !excluded_artifacts.contains(*a));
+        if wanted.is_empty() {
+            lines.line("No artifacts remain after exclusions");
+            return Ok(());
+        }
+    }
+    let run_id = request.run.run_id()?;
+    let backend = request
+        .run
+        .backend(
+            &run_id,
+            request.run.repository.clone(),
+            Lookup::UnlessCurrentRun,
+            lines,
+        )
+        .await?;
+    let base_uri = backend.base_uri();
+    lines.line(format!("Using backend: {base_uri}"));
+    let listed = backend
+        .list_artifacts(None)
+        .await
+        .with_context(|| format!("Failed to list the artifacts at {base_uri}"))?;
+    lines.line(format!("Found {} artifacts in backend", listed.len()));
+    if !excluded_components.is_empty() {
+        lines.line(format!(
+            "Excluding artifact components: {}",
+            joined(excluded_components.iter().map(String::as_str))
+        ));
+    }
+    let chosen = choose_files(
+        &wanted,
+        &targets,
+        &file_names(&listed),
+        &excluded_components,
+    );
+    if chosen.is_empty() {
+        lines.line("No matching artifacts found to download");
+        if request.allow_empty {
+            return Ok(());
+        }
+        let root = backend.root();
+        let message = format!(
+            "no archive of the {} requested artifacts for targets [{}] in run {run_id}: bucket '{}', prefix '{}/' ({} archives there); pass --allow-empty if that is expected",
+            wanted.len(),
+            targets.join(", "),
+            root.bucket(),
+            root.prefix(),
+            listed.len()
+        );
+        lines.line(format!("ERROR: {message}"));
+        return Err(Reported(message).into());
+    }
+    let missing = uncovered(&wanted, &chosen);
+    if !missing.is_empty() {
+        lines.line(format!(
+            "WARNING: {} requested artifacts have no archive for targets [{}] at {base_uri}: {}",
+            missing.len(),
+            targets.join(", "),
+            missing.join(", ")
+        ));
+    }
+    lines.line(format!("\nDownloading {} artifacts...", chosen.len()));
+    transfer(request, &backend, chosen, lines).await
+}
+
+/// Fetches `chosen`, one line per artifact as it completes, then the totals.
+async fn transfer(
+    request: &FetchRequest,
+    backend: &ArtifactBackend,
+    chosen: Vec<String>,
+    lines: &Lines,
+) -> anyhow::Result<()> {
+    let dest = match request.mode {
+        FetchMode::Extract => request.output_dir.join("artifacts"),
+        FetchMode::Flatten | FetchMode::Bootstrap => request.output_dir.clone(),
+        FetchMode::Archives => request
+            .download_cache_dir
+            .clone()
+            .unwrap_or_else(|| request.output_dir.join(".download_cache")),
+    };
+    fs_err::create_dir_all(&dest)?;
+    {
+        let dest = dest.clone();
+        storage_backend::blocking(move || artifact_backend::remove_stale_partials(&dest)).await?;
+    }
+    let unpack = Arc::new(tokio::sync::Semaphore::new(
+        request.extract_concurrency.max(1),
+    ));
+    let index = Arc::new(FlattenIndex::default());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let decoder_thread = request.extract_concurrency.max(1).min(chosen.len()) * 2 <= cores;
+    let total = chosen.len();
+    let started = std::time::Instant::now();
+    let mut results = futures::stream::iter(chosen)
+        .map(|key| {
+            let (unpack, index, dest) = (unpack.clone(), index.clone(), dest.clone());
+            async move {
+                let result =
+                    fetch_one(request, backend, &key, &dest, unpack, index, decoder_thread).await;
+                (key, result)
+            }
+        })
+        .buffer_unordered(request.download_concurrency.max(1));
+    let mut failures = Vec::new();
+    let mut bytes = 0;
+    while let Some((key, result)) = results.next().await {
+        match result {
+            Ok((line, size)) => {
+                bytes += size;
+                lines.line(line);
+            }
+            Err(e) => {
+                lines.line(format!("  !! Failed to fetch {key}: {e:#}"));
+                failures.push(key);
+            }
+        }
+    }
+    let done = total - failures.len();
+    let extracted = if request.mode == FetchMode::Archives {
+        0
+    } else {
+        done
+    };
+    lines.line(format!(
+        "\nDownloaded {done} artifacts, extracted {extracted}"
+    ));
+    lines.line(crate::fetch_artifacts::totals_line(
+        done,
+        total,
+        bytes,
+        started.elapsed(),
+        backend.retries(),
+    ));
+    if failures.is_empty() {
+        return Ok(());
+    }
+    failures.sort();
+    let message = format!(
+        "Only fetched {done}/{total} artifacts - {} failed: {}",
+        failures.len(),
+        failures.join(", ")
+    );
+    lines.line(format!("ERROR: {message}"));
+    Err(Reported(message).into())
+}
+
+/// One artifact: `(line, compressed bytes)`.
+async fn fetch_one(
+    request: &FetchRequest,
+    backend: &ArtifactBackend,
+    key: &str,
+    dest: &Path,
+    unpack: Arc<tokio::sync::Semaphore>,
+    index: Arc<FlattenIndex>,
+    decoder_thread: bool,
+) -> anyhow::Result<(String, u64)> {
+    if request.mode == FetchMode::Archives {
+        return download_cached(backend, key, dest).await;
+    }
+    let layout = match request.mode {
+        FetchMode::Flatten => Layout::Flatten,
+        FetchMode::Bootstrap => Layout::Bootstrap,
+        FetchMode::Extract | FetchMode::Archives => Layout::Full,
+    };
+    if layout == Layout::Full && backend.extracted_is_current(key, dest).await? {
+        return Ok((
+            format!(
+                "  == Cached {key} in {} (sha256 verified earlier)",
+                extract_dir_name(key)
+            ),
+            0,
+        ));
+    }
+    // With a shared download cache, the archive goes through it (kept for the next fetch).
+    let (source, cached_line) = match &request.download_cache_dir {
+        Some(cache) => {
+            let (line, _) = download_cached(backend, key, cache).await?;
+            let cached = ArtifactBackend::local_dir(cache, backend.root().clone());
+            (Some(cached), Some(line))
+        }
+        None => (None, None),
+    };
+    let _permit = unpack.acquire_owned().await?;
+    let got = source
+        .as_ref()
+        .unwrap_or(backend)
+        .fetch_extracted(
+            key,
+            dest,
+            Unpacking {
+                layout,
+                decoder_thread,
+            },
+            index,
+        )
+        .await?;
+    let verb = match request.mode {
+        FetchMode::Flatten => "Flattened",
+        FetchMode::Bootstrap => "Bootstrapped",
+        FetchMode::Extract | FetchMode::Archives => "Extracted",
+    };
+    let check = if got.verified {
+        "sha256 verified"
+    } else {
+        "no sidecar, not verified"
+    };
+    let mut line = format!("  ++ {verb} {key} ({} files, {check})", got.extracted.files);
+    if let Some(cached) = cached_line {
+        line = format!("{cached}\n{line}");
+    }
+    Ok((line, got.bytes))
+}
+
+/// Downloads `key` into `dir` unless a copy the sidecar vouches for is already there.
+async fn download_cached(
+    backend: &ArtifactBackend,
+    key: &str,
+    dir: &Path,
+) -> anyhow::Result<(String, u64)> {
+    let path = dir.join(key);
+    if path.is_file() {
+        let sidecar = dir.join(format!("{key}.sha256sum"));
+        let recorded = fs_err::read_to_string(&sidecar)
+            .ok()
+            .and_then(|t| storage_backend::parse_sha256sum(&t));
+        if let Some(sha) = recorded
+            && storage_backend::sha256_file(&path).await? == sha
+        {
+            return Ok((format!("  == Cached {key} (sha256 verified)"), 0));
+        }
+    }
+    let got = backend.download_artifact(key, &path).await?;
+    let check = if got.verified {
+        "sha256 verified"
+    } else {
+        "no sidecar, not verified"
+    };
+    Ok((
+        format!("  ++ Downloaded {key} ({check})"),
+        got.fetched + got.resumed,
+    ))
+}

@@ -1,0 +1,254 @@
+//! `artifact_manager push` (spec §4.7): a stage's artifacts archived in-process and uploaded,
+//! each as soon as it is written.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use artifacts::{ArtifactName, Compression};
+use futures::StreamExt as _;
+
+use super::{Checkout, Lines, Lookup, Reported, RunOptions, joined, unknown_stage};
+
+/// A resolved `push` command line.
+#[derive(Clone)]
+pub struct PushRequest {
+    /// The run and backend options.
+    pub run: RunOptions,
+    /// Where the topology is.
+    pub checkout: Checkout,
+    /// `--stage` (`all`: what every stage produces).
+    pub stage: String,
+    /// `--build-dir`.
+    pub build_dir: PathBuf,
+    /// The compression of archives written from directories.
+    pub compression: Compression,
+    /// Archives written at once.
+    pub compress_concurrency: usize,
+    /// Archives uploaded at once.
+    pub upload_concurrency: usize,
+}
+
+/// What one entry of `{build}/artifacts` becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Job {
+    /// An exploded artifact directory to archive.
+    Compress { dir: PathBuf, name: String },
+    /// An archive uploaded as it is.
+    Upload { path: PathBuf, key: String },
+}
+
+/// The jobs of `{build}/artifacts`' immediate children whose artifact name is in `produced`, by
+/// key; a directory wins over an archive of the same key (which is reported).
+fn scan(
+    artifacts_dir: &std::path::Path,
+    produced: &std::collections::BTreeSet<&str>,
+    compression: Compression,
+    lines: &Lines,
+) -> anyhow::Result<BTreeMap<String, Job>> {
+    let format = compression.format().context("artifacts are zstd or xz")?;
+    let mut jobs = BTreeMap::new();
+    let mut archives = Vec::new();
+    let mut children: Vec<_> = fs_err::read_dir(artifacts_dir)?
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .map(|e| e.path())
+        .collect();
+    children.sort();
+    for path in children {
+        let Some(file_name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if path.is_dir() {
+            if let Some(name) = ArtifactName::from_dir_name(&file_name)
+                && produced.contains(name.name())
+            {
+                jobs.insert(
+                    name.file_name(format),
+                    Job::Compress {
+                        dir: path,
+                        name: file_name,
+                    },
+                );
+            }
+        } else if let Some(name) = ArtifactName::from_filename(&file_name)
+            && produced.contains(name.name())
+        {
+            archives.push((file_name, path));
+        }
+    }
+    for (key, path) in archives {
+        if jobs.contains_key(&key) {
+            lines.line(format!(
+                "  !! WARNING: both {} and the directory {} exist: uploading the archive written from the directory",
+                path.display(),
+                key.strip_suffix(format.extension())
+                    .unwrap_or(&key)
+            ));
+            continue;
+        }
+        jobs.insert(key.clone(), Job::Upload { path, key });
+    }
+    Ok(jobs)
+}
+
+/// Runs `push`.
+pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
+    let topology = request.checkout.load_topology()?;
+    let produced = if request.stage == build_topology::ALL_STAGES {
+        let all = topology.artifacts_to_push(&request.stage)?;
+        lines.line(format!(
+            "All stages produced {} artifacts: {}",
+            all.len(),
+            joined(all.iter().copied())
+        ));
+        all
+    } else {
+        if topology.stage(&request.stage).is_err() {
+            return Err(unknown_stage(&topology, &request.stage, lines));
+        }
+        let produced = topology.produced_artifacts(&request.stage)?;
+        if produced.is_empty() {
+            lines.line(format!("Stage '{}' produces no artifacts", request.stage));
+            return Ok(());
+        }
+        lines.line(format!(
+            "Stage '{}' produces {} artifacts: {}",
+            request.stage,
+            produced.len(),
+            joined(produced.iter().copied())
+        ));
+        produced
+    };
+    let run_id = request.run.run_id()?;
+    let backend = request
+        .run
+        .backend(
+            &run_id,
+            request.run.repository.clone(),
+            Lookup::Never,
+            lines,
+        )
+        .await?;
+    lines.line(format!("Using backend: {}", backend.base_uri()));
+    let artifacts_dir = request.build_dir.join("artifacts");
+    if !artifacts_dir.is_dir() {
+        let message = format!("Artifacts directory not found: {}", artifacts_dir.display());
+        lines.line(format!("ERROR: {message}"));
+        return Err(Reported(message).into());
+    }
+    let jobs = scan(&artifacts_dir, &produced, request.compression, lines)?;
+    if jobs.is_empty() {
+        lines.line("No matching artifacts found to push");
+        return Ok(());
+    }
+    let compress_count = jobs
+        .values()
+        .filter(|j| matches!(j, Job::Compress { .. }))
+        .count();
+    lines.line(format!(
+        "\nProcessing {} artifacts ({compress_count} to compress, {} pre-compressed)...",
+        jobs.len(),
+        jobs.len() - compress_count
+    ));
+    let cache = request.build_dir.join(".upload_cache");
+    fs_err::create_dir_all(&cache)?;
+    let (compressed, uploaded, failures) =
+        run_jobs(request, &backend, jobs, &cache, compress_count, lines).await;
+    lines.line(format!(
+        "\nCompressed {compressed} artifacts, uploaded {uploaded}"
+    ));
+    if failures.is_empty() {
+        // Kept after a failure: the archives written so far are there for a look or a rerun.
+        fs_err::remove_dir_all(&cache)?;
+        return Ok(());
+    }
+    let total = uploaded + failures.len();
+    let message = format!(
+        "Only uploaded {uploaded}/{total} artifacts - {} failed: {}",
+        failures.len(),
+        failures.join(", ")
+    );
+    lines.line(format!("ERROR: {message}"));
+    Err(Reported(message).into())
+}
+
+/// Compresses (a few at a time, each zstd on several threads) and uploads (as each archive is
+/// ready); returns (compressed, uploaded, failed keys sorted).
+async fn run_jobs(
+    request: &PushRequest,
+    backend: &artifact_backend::ArtifactBackend,
+    jobs: BTreeMap<String, Job>,
+    cache: &std::path::Path,
+    compress_count: usize,
+    lines: &Lines,
+) -> (usize, usize, Vec<String>) {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let parallel = request
+        .compress_concurrency
+        .max(1)
+        .min(compress_count.max(1));
+    let workers = u32::try_from((cores / parallel).max(1)).unwrap_or(1);
+    let compress_permits = Arc::new(tokio::sync::Semaphore::new(parallel));
+    let mut compressed = 0;
+    let mut uploaded = 0;
+    let mut failures = Vec::new();
+    // Pre-compressed archives first, then the directories.
+    let mut ordered: Vec<(String, Job)> = jobs.into_iter().collect();
+    ordered.sort_by_key(|(key, job)| (matches!(job, Job::Compress { .. }), key.clone()));
+    let mut results = futures::stream::iter(ordered)
+        .map(|(key, job)| {
+            let permits = compress_permits.clone();
+            async move {
+                let (path, was_compressed) = match job {
+                    Job::Upload { path, .. } => (path, false),
+                    Job::Compress { dir, name } => {
+                        let _permit = permits.acquire_owned().await;
+                        let dest = cache.join(&key);
+                        lines.line(format!("  ++ Compressing {name}"));
+                        let compression = request.compression;
+                        let packed = storage_backend::blocking(move || {
+                            artifacts::pack_artifact_dir(&dir, &dest, compression, workers)
+                        })
+                        .await;
+                        match packed {
+                            Ok(p) => {
+                                lines.line(format!(
+                                    "  ++ Compressed {name} (files={}, uncompressed_size={} bytes) -> {key} (compressed_size={} bytes, sha256={})",
+                                    p.files, p.uncompressed_size, p.archive.size, p.archive.sha256
+                                ));
+                                (p.archive.path, true)
+                            }
+                            Err(e) => {
+                                lines.line(format!("  !! Failed to compress {name}: {e:#}"));
+                                return (key, false, Err(anyhow::Error::new(e)));
+                            }
+                        }
+                    }
+                };
+                let size = fs_err::metadata(&path).map_or(0, |m| m.len());
+                lines.line(format!("  ++ Uploading {key} (compressed_size={size} bytes)"));
+                let result = backend.upload_artifact(&path, &key).await;
+                match &result {
+                    Ok(sha) => lines.line(format!(
+                        "  ++ Uploaded {key} and {key}.sha256sum (sha256={sha})"
+                    )),
+                    Err(e) => lines.line(format!("  !! Failed to upload {key}: {e:#}")),
+                }
+                (key, was_compressed, result.map(|_| ()).map_err(Into::into))
+            }
+        })
+        .buffer_unordered(request.upload_concurrency.max(1) + parallel);
+    while let Some((key, was_compressed, result)) = results.next().await {
+        if was_compressed {
+            compressed += 1;
+        }
+        match result {
+            Ok(()) => uploaded += 1,
+            Err(_) => failures.push(key),
+        }
+    }
+    failures.sort();
+    (compressed, uploaded, failures)
+}

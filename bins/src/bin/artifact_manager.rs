@@ -1,0 +1,359 @@
+//! Drop-in `artifact_manager.py`: stage-aware transfer of build artifacts between CI jobs
+//! (`fetch`, `push`, `copy`) and a description of the build topology (`info`, `list-stages`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use artifacts::{Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL};
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use rock_ci::artifact_manager::{
+    Checkout, CopyRequest, FetchMode, FetchRequest, Lines, PushRequest, RunOptions, Targets, Usage,
+};
+use rock_ci::{RepositoryArg, parse_platform, parse_repository};
+use workflow_outputs::Platform;
+
+/// Move build artifacts between the stages of a multi-stage CI build.
+#[derive(Debug, Parser)]
+#[command(name = "artifact_manager", version, args_override_self = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Download (and unpack) the artifacts a stage consumes.
+    Fetch(FetchArgs),
+    /// Archive and upload the artifacts a stage produced.
+    Push(PushArgs),
+    /// Copy a stage's artifacts from an earlier run, server-side.
+    Copy(CopyArgs),
+    /// Describe one stage.
+    Info(InfoArgs),
+    /// List the stages of the topology.
+    ListStages(TopologyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+struct TopologyArgs {
+    /// The topology [default: `{--therock-dir}/BUILD_TOPOLOGY.toml`, else the first
+    /// `BUILD_TOPOLOGY.toml` in the working directory or its parents].
+    #[arg(long)]
+    topology: Option<PathBuf>,
+    /// A TheRock checkout: the default topology and the GPU family table
+    /// (`cmake/therock_amdgpu_targets.cmake`) [default: `$THEROCK_DIR`].
+    #[arg(long, env = "THEROCK_DIR")]
+    therock_dir: Option<PathBuf>,
+}
+
+impl TopologyArgs {
+    fn checkout(&self) -> Checkout {
+        Checkout {
+            topology: self.topology.clone(),
+            therock_dir: self
+                .therock_dir
+                .clone()
+                .filter(|d| !d.as_os_str().is_empty()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+struct BackendArgs {
+    #[command(flatten)]
+    topology: TopologyArgs,
+    /// Workflow run id [default: `$THEROCK_RUN_ID`, else `$GITHUB_RUN_ID`; `local` with a
+    /// local staging directory].
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Platform of the run [default: `$THEROCK_PLATFORM`, else this machine's].
+    #[arg(long, value_parser = parse_platform)]
+    platform: Option<Platform>,
+    /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
+    #[arg(long, value_parser = parse_repository)]
+    run_github_repo: Option<RepositoryArg>,
+    /// Use this directory (mirroring the S3 layout) instead of S3
+    /// [default: `$THEROCK_LOCAL_STAGING_DIR`].
+    #[arg(long)]
+    local_staging_dir: Option<PathBuf>,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(group(ArgGroup::new("family_choice").args(["amdgpu_families", "generic_only"])))]
+struct TargetArgs {
+    /// `;`-separated GPU families (`gfx94X-dcgpu;gfx110X-all`).
+    #[arg(long)]
+    amdgpu_families: Option<String>,
+    /// Only the generic (host) artifacts.
+    #[arg(long)]
+    generic_only: bool,
+    /// `,`-separated GPU targets (`gfx942,gfx1100`).
+    #[arg(long, default_value = "")]
+    amdgpu_targets: String,
+    /// Also request each family's GPU targets (from the family table).
+    #[arg(long)]
+    expand_family_to_targets: bool,
+}
+
+impl TargetArgs {
+    fn targets(&self) -> Targets {
+        Targets {
+            families: self.amdgpu_families.clone(),
+            generic_only: self.generic_only,
+            targets: self.amdgpu_targets.clone(),
+            expand: self.expand_family_to_targets,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("mode").args(["bootstrap", "flatten", "no_extract"])))]
+#[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
+struct FetchArgs {
+    #[command(flatten)]
+    backend: BackendArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    /// The stage whose inbound artifacts are fetched (`all`: every artifact).
+    #[arg(long, default_value = "all")]
+    stage: String,
+    /// Where the artifacts go.
+    #[arg(long)]
+    output_dir: PathBuf,
+    /// Merge the artifacts' trees into the output directory and mark each with
+    /// `{relpath}.prebuilt`.
+    #[arg(long)]
+    bootstrap: bool,
+    /// Merge every artifact's files into the output directory, relpaths stripped.
+    #[arg(long)]
+    flatten: bool,
+    /// Keep the archives (in the download cache) instead of unpacking them.
+    #[arg(long)]
+    no_extract: bool,
+    /// A download cache kept between invocations [default: none; archives stream straight
+    /// into the output, or into `{output}/.download_cache` with --no-extract].
+    #[arg(long)]
+    download_cache_dir: Option<PathBuf>,
+    /// Artifacts transferred at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    download_concurrency: u32,
+    /// Artifacts unpacked at once [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    extract_concurrency: Option<u32>,
+    /// Components to leave out (`,`/`;`-separated: lib, run, dev, dbg, doc, test).
+    #[arg(long, default_value = "")]
+    exclude_components: String,
+    /// Artifacts to leave out (`,`/`;`-separated topology names).
+    #[arg(long, default_value = "")]
+    exclude_artifacts: String,
+    /// Finding no archive at all for the request is not an error.
+    #[arg(long)]
+    allow_empty: bool,
+}
+
+#[derive(Debug, Args)]
+struct PushArgs {
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// The stage whose produced artifacts are pushed (`all`: every stage's).
+    #[arg(long)]
+    stage: String,
+    /// The build directory (its `artifacts/` holds the artifacts).
+    #[arg(long)]
+    build_dir: PathBuf,
+    /// Compression of the archives written from directories.
+    #[arg(long, default_value = "zstd", value_parser = ["zstd", "xz"])]
+    compression_type: String,
+    /// Compression level [default: zstd 3, xz 6].
+    #[arg(long)]
+    compression_level: Option<i32>,
+    /// Archives written at once [default: half the cores, at least 1; each compresses on
+    /// the cores left].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    compress_concurrency: Option<u32>,
+    /// Archives uploaded at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    upload_concurrency: u32,
+}
+
+#[derive(Debug, Args)]
+struct CopyArgs {
+    #[command(flatten)]
+    backend: BackendArgs,
+    #[command(flatten)]
+    targets: TargetArgs,
+    /// The run to copy from.
+    #[arg(long)]
+    source_run_id: String,
+    /// Repository of the source run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
+    #[arg(long, value_parser = parse_repository)]
+    source_repository: Option<RepositoryArg>,
+    /// `,`-separated stages whose produced artifacts are copied.
+    #[arg(long)]
+    stage: String,
+    /// Copies at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    concurrency: u32,
+    /// List what would be copied, copy nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Finding no archive at all for the request is not an error.
+    #[arg(long)]
+    allow_empty: bool,
+}
+
+#[derive(Debug, Args)]
+struct InfoArgs {
+    #[command(flatten)]
+    topology: TopologyArgs,
+    /// The stage.
+    #[arg(long)]
+    stage: String,
+    /// `;`-separated GPU families (only echoed).
+    #[arg(long)]
+    amdgpu_families: Option<String>,
+}
+
+fn env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
+}
+
+/// Resolves the run options: flags, then the environment (spec §4.2).
+fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, Usage> {
+    let run_id = args
+        .run_id
+        .clone()
+        .or_else(|| env("THEROCK_RUN_ID"))
+        .or_else(|| env("GITHUB_RUN_ID"));
+    let platform = match (args.platform, env("THEROCK_PLATFORM")) {
+        (Some(p), _) => p,
+        (None, Some(p)) => {
+            parse_platform(&p).map_err(|e| Usage(format!("THEROCK_PLATFORM: {e}")))?
+        }
+        (None, None) => Platform::host(),
+    };
+    let local_staging_dir = match (&args.local_staging_dir, env("THEROCK_LOCAL_STAGING_DIR")) {
+        (Some(dir), _) if dir.as_os_str().is_empty() => {
+            return Err(Usage("--local-staging-dir is empty".to_owned()));
+        }
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(dir)) if dir.is_empty() => {
+            return Err(Usage(
+                "THEROCK_LOCAL_STAGING_DIR is set but empty: unset it for S3, or give a directory"
+                    .to_owned(),
+            ));
+        }
+        (None, dir) => dir.map(PathBuf::from),
+    };
+    let limits = args.limits;
+    Ok(RunOptions {
+        run_id,
+        platform,
+        repository: args.run_github_repo.clone().and_then(|r| r.0),
+        local_staging_dir,
+        env: Arc::new(move |var| limits.over(github_actions::process_env)(var)),
+        concurrency,
+    })
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+fn compression(kind: &str, level: Option<i32>) -> Result<Compression, Usage> {
+    if kind == "xz" {
+        let preset = level.map_or(Ok(DEFAULT_XZ_PRESET), |l| {
+            u32::try_from(l)
+                .ok()
+                .filter(|p| *p <= 9)
+                .ok_or_else(|| Usage(format!("--compression-level {l}: xz presets are 0 to 9")))
+        })?;
+        return Ok(Compression::Xz { preset });
+    }
+    let level = level.unwrap_or(DEFAULT_ZSTD_LEVEL);
+    if !(-7..=22).contains(&level) {
+        return Err(Usage(format!(
+            "--compression-level {level}: zstd levels are -7 to 22"
+        )));
+    }
+    Ok(Compression::Zstd { level })
+}
+
+async fn run(command: Command, lines: &Lines) -> anyhow::Result<()> {
+    use rock_ci::artifact_manager as am;
+    match command {
+        Command::Fetch(a) => {
+            let concurrency = a.download_concurrency as usize;
+            let request = FetchRequest {
+                run: run_options(&a.backend, concurrency)?,
+                checkout: a.backend.topology.checkout(),
+                targets: a.targets.targets(),
+                stage: a.stage,
+                output_dir: a.output_dir,
+                mode: if a.no_extract {
+                    FetchMode::Archives
+                } else if a.bootstrap {
+                    FetchMode::Bootstrap
+                } else if a.flatten {
+                    FetchMode::Flatten
+                } else {
+                    FetchMode::Extract
+                },
+                download_cache_dir: a.download_cache_dir,
+                download_concurrency: concurrency,
+                extract_concurrency: a.extract_concurrency.map_or_else(cores, |n| n as usize),
+                exclude_components: a.exclude_components,
+                exclude_artifacts: a.exclude_artifacts,
+                allow_empty: a.allow_empty,
+            };
+            am::fetch(&request, lines).await
+        }
+        Command::Push(a) => {
+            let request = PushRequest {
+                run: run_options(&a.backend, a.upload_concurrency as usize)?,
+                checkout: a.backend.topology.checkout(),
+                stage: a.stage,
+                build_dir: a.build_dir,
+                compression: compression(&a.compression_type, a.compression_level)?,
+                compress_concurrency: a
+                    .compress_concurrency
+                    .map_or_else(|| cores().div_ceil(2), |n| n as usize),
+                upload_concurrency: a.upload_concurrency as usize,
+            };
+            am::push(&request, lines).await
+        }
+        Command::Copy(a) => {
+            let request = CopyRequest {
+                run: run_options(&a.backend, a.concurrency as usize)?,
+                checkout: a.backend.topology.checkout(),
+                targets: a.targets.targets(),
+                stages: a.stage,
+                source_run_id: a.source_run_id,
+                source_repository: a.source_repository.and_then(|r| r.0),
+                concurrency: a.concurrency as usize,
+                dry_run: a.dry_run,
+                allow_empty: a.allow_empty,
+            };
+            am::copy(&request, lines).await
+        }
+        Command::Info(a) => am::info(
+            &a.topology.checkout(),
+            &a.stage,
+            a.amdgpu_families.as_deref(),
+            lines,
+        ),
+        Command::ListStages(a) => am::list_stages(&a.checkout(), lines),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli: Cli = rock_ci::parse_args();
+    cli.log.init_logging();
+    let lines = Lines::new(Box::new(std::io::stdout()));
+    rock_ci::block_on(run(cli.command, &lines))
+}
