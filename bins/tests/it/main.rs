@@ -1,5 +1,6 @@
 //! End-to-end tests of the command-line tools.
 
+mod artifact_manager;
 mod build_python_packages;
 mod ci_layout;
 mod elf_patch;

@@ -78,6 +78,38 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Every entry below `dir` as (relative path, description): directories with their mode,
+/// symlinks with their target, files with mode, mtime, size and SHA-256; sorted by path.
+/// Two trees with equal snapshots hold the same files, modes, mtimes and links.
+pub fn tree_snapshot(dir: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut out: Vec<(String, String)> = file_tree::walk(dir)
+        .expect("a readable tree")
+        .into_iter()
+        .map(|e| {
+            let meta = fs_err::symlink_metadata(&e.path).expect("metadata");
+            let what = if e.is_symlink {
+                let target = fs_err::read_link(&e.path).expect("link");
+                format!("link -> {}", target.display())
+            } else if e.is_dir {
+                format!("dir {:o}", meta.mode() & 0o7777)
+            } else {
+                let data = fs_err::read(&e.path).expect("file");
+                format!(
+                    "file {:o} mtime {} {} bytes {}",
+                    meta.mode() & 0o7777,
+                    meta.mtime(),
+                    data.len(),
+                    sha256_hex(&data)
+                )
+            };
+            (e.relative(), what)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Runs `python3 -c script args...`, panicking with its stderr unless it succeeds; its stdout.
 pub fn python(script: &str, args: &[&std::ffi::OsStr]) -> String {
     let out = std::process::Command::new("python3")

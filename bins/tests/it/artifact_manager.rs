@@ -1,0 +1,728 @@
+//! `artifact_manager` against the in-process S3 server: a multi-stage pipeline (push, fetch
+//! --bootstrap, push, copy across buckets, fetch --flatten / --no-extract / default), the
+//! description commands, and the failures of spec §4.10.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rock_ci_test_support::{HttpServer, Reply, S3Server, black_hole, sha256_hex, tree_snapshot};
+
+const TOPOLOGY: &str = r#"
+[build_stages.foundation]
+description = "Host libraries"
+artifact_groups = ["base-group"]
+
+[build_stages.libs]
+description = "GPU libraries"
+artifact_groups = ["libs-group"]
+type = "per-arch"
+
+[build_stages.consumers]
+description = "Everything downstream"
+artifact_groups = ["consumer-group"]
+
+[artifact_groups.base-group]
+
+[artifact_groups.libs-group]
+artifact_group_deps = ["base-group"]
+type = "per-arch"
+
+[artifact_groups.consumer-group]
+artifact_group_deps = ["libs-group"]
+
+[artifacts.base]
+artifact_group = "base-group"
+
+[artifacts.core]
+artifact_group = "base-group"
+
+[artifacts.math]
+artifact_group = "libs-group"
+type = "target-specific"
+artifact_deps = ["core"]
+
+[artifacts.app]
+artifact_group = "consumer-group"
+artifact_deps = ["math"]
+"#;
+
+const FORK: &str = "someone/TheRock";
+
+struct Pipeline {
+    server: S3Server,
+    github: HttpServer,
+    work: tempfile::TempDir,
+}
+
+fn write(path: &Path, content: &str) {
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, content).unwrap();
+}
+
+/// An exploded artifact `{dir}` in `build/artifacts` with manifest `relpath` and `files`;
+/// names ending in `*` are executable, `name -> target` are symlinks.
+fn exploded(build: &Path, dir: &str, relpath: &str, files: &[(&str, &str)]) {
+    let root = build.join("artifacts").join(dir);
+    write(&root.join("artifact_manifest.txt"), &format!("{relpath}\n"));
+    for (name, content) in files {
+        if let Some((link, target)) = name.split_once(" -> ") {
+            let path = root.join(relpath).join(link);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, path).unwrap();
+            continue;
+        }
+        let (name, exec) = match name.strip_suffix('*') {
+            Some(n) => (n, true),
+            None => (*name, false),
+        };
+        let path = root.join(relpath).join(name);
+        write(&path, content);
+        if exec {
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+}
+
+impl Pipeline {
+    fn new() -> Self {
+        let server = S3Server::start();
+        for bucket in ["therock-ci-artifacts", "therock-ci-artifacts-external"] {
+            server.create_bucket(bucket);
+        }
+        // Run 100 is a pull request from a fork; every other run is the base repository's.
+        let github = HttpServer::start(|req| {
+            let id = req.path.rsplit('/').next().unwrap_or_default().to_owned();
+            let head = if id == "100" { FORK } else { "ROCm/TheRock" };
+            Reply::json(
+                200,
+                &format!(r#"{{"id": {id}, "head_repository": {{"full_name": "{head}"}}}}"#),
+            )
+        });
+        let work = tempfile::tempdir().unwrap();
+        write(&work.path().join("therock/BUILD_TOPOLOGY.toml"), TOPOLOGY);
+        write(
+            &work
+                .path()
+                .join("therock/cmake/therock_amdgpu_targets.cmake"),
+            "therock_add_amdgpu_target(gfx942 \"MI300\" FAMILY dcgpu-all gfx94X-dcgpu)\n\
+             therock_add_amdgpu_target(gfx1100 \"RX 7900\" FAMILY gfx110X-all)\n",
+        );
+        Pipeline {
+            server,
+            github,
+            work,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.work.path().join(rel)
+    }
+
+    /// `artifact_manager {args}` in the work directory with the topology of the checkout and
+    /// `env` on top of the server's keys and the GitHub API.
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let therock = self.path("therock");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_artifact_manager"));
+        command
+            .args(args)
+            .env_clear()
+            .envs(self.server.aws_env())
+            .env("GITHUB_API_URL", self.github.url())
+            .env("THEROCK_DIR", &therock)
+            .envs(env.iter().copied())
+            .current_dir(self.work.path());
+        command.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.run(args, env);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// The keys below `{bucket}/{prefix}/`, sorted.
+    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let dir = self.server.root().join(bucket).join(prefix);
+        let mut keys: Vec<String> = fs_err::read_dir(&dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        keys.sort();
+        keys
+    }
+
+    /// `tar -x` of the stored archive `key` into `dest`.
+    fn untar(&self, bucket: &str, prefix: &str, key: &str, dest: &Path) {
+        fs_err::create_dir_all(dest).unwrap();
+        let archive = self.server.root().join(bucket).join(prefix).join(key);
+        let flag = if key.ends_with(".tar.xz") {
+            "--xz"
+        } else {
+            "--zstd"
+        };
+        let status = Command::new("tar")
+            .arg(flag)
+            .arg("-xpf")
+            .arg(archive)
+            .arg("-C")
+            .arg(dest)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tar -x {key}");
+    }
+}
+
+/// The first stage's build: base (two components sharing `base/stage`), core for generic and
+/// gfx942, a directory that is no artifact and a stray file.
+fn foundation_build(p: &Pipeline) -> PathBuf {
+    let build = p.path("b1");
+    exploded(
+        &build,
+        "base_lib_generic",
+        "base/stage",
+        &[
+            ("lib/libbase.so.1.0", "base library"),
+            ("lib/libbase.so.1 -> libbase.so.1.0", ""),
+            ("bin/base-tool*", "#!/bin/sh\necho base\n"),
+        ],
+    );
+    exploded(
+        &build,
+        "base_dev_generic",
+        "base/stage",
+        &[("include/base.h", "int base(void);\n")],
+    );
+    exploded(
+        &build,
+        "core_lib_generic",
+        "core/stage",
+        &[("lib/libcore.so", &"core ".repeat(50_000))],
+    );
+    exploded(
+        &build,
+        "core_lib_gfx942",
+        "core/stage",
+        &[("lib/gfx942/kernels.bin", "gfx942 kernels")],
+    );
+    exploded(&build, "not-an-artifact", "x/stage", &[("f", "f")]);
+    write(&build.join("artifacts/README"), "not an artifact");
+    build
+}
+
+#[test]
+#[expect(clippy::too_many_lines, reason = "one pipeline, each stage after the one it needs")]
+fn a_multi_stage_pipeline_runs_through_s3() {
+    let p = Pipeline::new();
+    let fork_event = p.path("event.json");
+    write(
+        &fork_event,
+        &format!(
+            r#"{{"pull_request": {{"head": {{"repo": {{"full_name": "{FORK}", "fork": true}}}}}}}}"#
+        ),
+    );
+    let fork_env: &[(&str, &str)] = &[
+        ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+        ("GITHUB_RUN_ID", "100"),
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("GITHUB_EVENT_PATH", fork_event.to_str().unwrap()),
+    ];
+
+    // Stage 1 of fork run 100 pushes into the external bucket.
+    let b1 = foundation_build(&p);
+    let out = p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            b1.to_str().unwrap(),
+            "--platform",
+            "linux",
+        ],
+        fork_env,
+    );
+    assert!(
+        out.contains("Stage 'foundation' produces 2 artifacts: base, core"),
+        "{out}"
+    );
+    assert!(out.contains("Compressed 4 artifacts, uploaded 4"), "{out}");
+    assert!(
+        !b1.join(".upload_cache").exists(),
+        "the upload cache is removed after success"
+    );
+    let ext = "therock-ci-artifacts-external";
+    let pushed_to = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Using backend: s3://therock-ci-artifacts-external/"))
+        .unwrap_or_else(|| panic!("pushed to the external bucket: {out}"));
+    let ext_prefix = pushed_to.to_owned();
+    let ext_prefix = ext_prefix.as_str();
+    assert!(ext_prefix.ends_with("100-linux"), "{ext_prefix}");
+    let keys = p.keys(ext, ext_prefix);
+    let archives = [
+        "base_dev_generic.tar.zst",
+        "base_lib_generic.tar.zst",
+        "core_lib_generic.tar.zst",
+        "core_lib_gfx942.tar.zst",
+    ];
+    let mut expected: Vec<String> = archives
+        .iter()
+        .flat_map(|a| [(*a).to_owned(), format!("{a}.sha256sum")])
+        .collect();
+    expected.sort();
+    assert_eq!(keys, expected);
+    for a in archives {
+        let dir = p.server.root().join(ext).join(ext_prefix);
+        let sha = sha256_hex(&fs_err::read(dir.join(a)).unwrap());
+        let sidecar = fs_err::read_to_string(dir.join(format!("{a}.sha256sum"))).unwrap();
+        assert_eq!(sidecar.split_whitespace().next(), Some(sha.as_str()), "{a}");
+    }
+    // What tar unpacks from the pushed archives is the exploded directories, file for file.
+    for a in archives {
+        let stem = a.strip_suffix(".tar.zst").unwrap();
+        let unpacked = p.path(&format!("tar/{stem}"));
+        p.untar(ext, ext_prefix, a, &unpacked);
+        assert_eq!(
+            tree_snapshot(&unpacked),
+            tree_snapshot(&b1.join("artifacts").join(stem)),
+            "{a}"
+        );
+    }
+
+    // Stage 2 of the same run bootstraps: base and core trees, marked prebuilt; a stale file
+    // from an earlier build is gone.
+    let b2 = p.path("b2");
+    write(&b2.join("core/stage/stale.txt"), "from an older build");
+    let out = p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--output-dir",
+            b2.to_str().unwrap(),
+            "--bootstrap",
+            "--amdgpu-families",
+            "gfx94X-dcgpu",
+            "--expand-family-to-targets",
+            "--platform",
+            "linux",
+        ],
+        fork_env,
+    );
+    assert!(
+        out.contains("Stage 'libs' needs 2 artifacts: base, core"),
+        "{out}"
+    );
+    assert!(out.contains("Downloaded 4 artifacts, extracted 4"), "{out}");
+    assert!(b2.join("base/stage.prebuilt").is_file() && b2.join("core/stage.prebuilt").is_file());
+    assert_eq!(
+        fs_err::read(b2.join("base/stage.prebuilt")).unwrap().len(),
+        0
+    );
+    assert!(!b2.join("core/stage/stale.txt").exists());
+    let reference = p.path("tar-merged");
+    for a in archives {
+        p.untar(ext, ext_prefix, a, &reference);
+    }
+    fs_err::remove_file(reference.join("artifact_manifest.txt")).unwrap();
+    let mut fetched = tree_snapshot(&b2);
+    fetched.retain(|(path, _)| !path.ends_with(".prebuilt"));
+    assert_eq!(fetched, tree_snapshot(&reference));
+
+    // It builds math for gfx942 and pushes it.
+    exploded(
+        &b2,
+        "math_lib_gfx942",
+        "math/stage",
+        &[("lib/libmath.so", "math")],
+    );
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "libs",
+            "--build-dir",
+            b2.to_str().unwrap(),
+            "--platform",
+            "linux",
+        ],
+        fork_env,
+    );
+
+    // A new run (200, the base repository's) copies the foundation stage of run 100 across
+    // buckets; the GitHub API says run 100 came from a fork.
+    let base_env: &[(&str, &str)] = &[
+        ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+        ("GITHUB_RUN_ID", "200"),
+    ];
+    let out = p.ok(
+        &[
+            "copy",
+            "--source-run-id",
+            "100",
+            "--stage",
+            "foundation,libs",
+            "--platform",
+            "linux",
+            "--amdgpu-families",
+            "gfx94X-dcgpu",
+            "--dry-run",
+        ],
+        base_env,
+    );
+    assert!(
+        out.contains(&format!("Source: s3://{ext}/{ext_prefix}\n")),
+        "the run look-up finds where the fork's run pushed: {out}"
+    );
+    assert!(
+        out.contains("Dest:   s3://therock-ci-artifacts/200-linux"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Dry run: would copy 3 artifacts:\n  base_dev_generic.tar.zst\n  base_lib_generic.tar.zst\n  core_lib_generic.tar.zst\n"),
+        "{out}"
+    );
+    assert!(p.keys("therock-ci-artifacts", "200-linux").is_empty());
+    let out = p.ok(
+        &[
+            "copy",
+            "--source-run-id",
+            "100",
+            "--stage",
+            "foundation,libs",
+            "--platform",
+            "linux",
+            "--amdgpu-families",
+            "gfx94X-dcgpu",
+            "--expand-family-to-targets",
+        ],
+        base_env,
+    );
+    assert!(out.contains("Copied 5/5 artifacts"), "{out}");
+    let mut copied = expected.clone();
+    copied.extend([
+        "math_lib_gfx942.tar.zst".to_owned(),
+        "math_lib_gfx942.tar.zst.sha256sum".to_owned(),
+    ]);
+    copied.sort();
+    assert_eq!(p.keys("therock-ci-artifacts", "200-linux"), copied);
+
+    // Run 200's consumers fetch everything, flattened.
+    let flat = p.path("flat");
+    let out = p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "all",
+            "--output-dir",
+            flat.to_str().unwrap(),
+            "--flatten",
+            "--amdgpu-targets",
+            "gfx942",
+            "--platform",
+            "linux",
+        ],
+        base_env,
+    );
+    assert!(out.contains("Fetching all 4 artifacts"), "{out}");
+    assert!(
+        out.contains("WARNING: 1 requested artifacts have no archive"),
+        "{out}"
+    );
+    assert_eq!(
+        rock_ci_test_support::files_under(&flat),
+        [
+            "bin/base-tool",
+            "include/base.h",
+            "lib/gfx942/kernels.bin",
+            "lib/libbase.so.1",
+            "lib/libbase.so.1.0",
+            "lib/libcore.so",
+            "lib/libmath.so"
+        ]
+    );
+    assert_eq!(
+        fs_err::read_link(flat.join("lib/libbase.so.1")).unwrap(),
+        Path::new("libbase.so.1.0")
+    );
+    let mode = fs_err::metadata(flat.join("bin/base-tool"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "the tool stays executable");
+
+    // Default mode: one directory per archive below `artifacts/`; --no-extract: the archives.
+    let o = p.path("o");
+    p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "consumers",
+            "--output-dir",
+            o.to_str().unwrap(),
+            "--amdgpu-targets",
+            "gfx942",
+            "--platform",
+            "linux",
+        ],
+        base_env,
+    );
+    assert_eq!(
+        rock_ci_test_support::files_under(&o.join("artifacts/math_lib_gfx942")),
+        ["artifact_manifest.txt", "math/stage/lib/libmath.so"]
+    );
+    let n = p.path("n");
+    p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--output-dir",
+            n.to_str().unwrap(),
+            "--no-extract",
+            "--platform",
+            "linux",
+            "--generic-only",
+        ],
+        base_env,
+    );
+    let cached = rock_ci_test_support::files_under(&n.join(".download_cache"));
+    assert_eq!(
+        cached,
+        [
+            "base_dev_generic.tar.zst",
+            "base_dev_generic.tar.zst.sha256sum",
+            "base_lib_generic.tar.zst",
+            "base_lib_generic.tar.zst.sha256sum",
+            "core_lib_generic.tar.zst",
+            "core_lib_generic.tar.zst.sha256sum"
+        ]
+    );
+    assert_eq!(
+        fs_err::read(n.join(".download_cache/core_lib_generic.tar.zst")).unwrap(),
+        fs_err::read(
+            p.server
+                .root()
+                .join("therock-ci-artifacts/200-linux/core_lib_generic.tar.zst")
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn info_and_list_stages_print_the_reference_text() {
+    let p = Pipeline::new();
+    let out = p.ok(
+        &[
+            "info",
+            "--stage",
+            "libs",
+            "--amdgpu-families",
+            "gfx94X-dcgpu;gfx110X-all",
+        ],
+        &[],
+    );
+    assert_eq!(
+        out,
+        "Stage: libs\nType: per-arch\nDescription: GPU libraries\nArtifact groups: libs-group\n\n\
+         Inbound artifacts (2):\n  - base (target-neutral)\n  - core (target-neutral)\n\n\
+         Produced artifacts (1):\n  - math (target-specific)\n\n\
+         Target families: generic, gfx94X-dcgpu, gfx110X-all\n"
+    );
+    let out = p.ok(&["list-stages"], &[]);
+    assert_eq!(
+        out,
+        "Build stages:\n\n  foundation (generic)\n    Host libraries\n    Groups: base-group\n    Inbound: 0 artifacts\n    Produces: 2 artifacts\n\n  \
+         libs (per-arch)\n    GPU libraries\n    Groups: libs-group\n    Inbound: 2 artifacts\n    Produces: 1 artifacts\n\n  \
+         consumers (generic)\n    Everything downstream\n    Groups: consumer-group\n    Inbound: 2 artifacts\n    Produces: 1 artifacts\n"
+    );
+}
+
+fn assert_exit(out: &Output, code: i32, needle: &str) {
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(code), "{all}");
+    assert!(all.contains(needle), "`{needle}` not in:\n{all}");
+}
+
+#[test]
+#[expect(clippy::too_many_lines, reason = "one case after another on one server")]
+fn bad_input_fails_clearly() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "300")];
+    let o = p.path("o");
+    let o = o.to_str().unwrap();
+    let fetch = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = vec!["fetch", "--output-dir", o, "--platform", "linux"];
+        args.extend_from_slice(extra);
+        p.run(&args, env)
+    };
+    assert_exit(
+        &fetch(&["--stage", "nope"], env),
+        1,
+        "ERROR: Stage 'nope' not found\nAvailable stages: foundation, libs, consumers",
+    );
+    assert_exit(
+        &fetch(&["--topology", "missing.toml"], env),
+        1,
+        "missing.toml",
+    );
+    write(&p.path("bad.toml"), "[build_stages.x]\ndescription = \n");
+    assert_exit(
+        &fetch(&["--topology", "bad.toml"], env),
+        1,
+        "line 2, column",
+    );
+    assert_exit(
+        &fetch(&["--exclude-components", "lib,bogus"], env),
+        1,
+        "Invalid artifact component(s): bogus. Valid components are: lib, run, dev, dbg, doc, test",
+    );
+    assert_exit(
+        &fetch(&["--exclude-artifacts", "nope"], env),
+        1,
+        "Invalid artifact name(s): nope. Valid artifacts are: app, base, core, math",
+    );
+    assert!(
+        !p.path("o").exists(),
+        "validation happens before anything is created"
+    );
+    assert_exit(
+        &fetch(&["--bootstrap", "--flatten"], env),
+        2,
+        "cannot be used with",
+    );
+    assert_exit(
+        &fetch(&["--bootstrap", "--no-extract"], env),
+        2,
+        "cannot be used with",
+    );
+    assert_exit(
+        &fetch(&[], &[("THEROCK_LOCAL_STAGING_DIR", "")]),
+        2,
+        "THEROCK_LOCAL_STAGING_DIR is set but empty",
+    );
+    assert_exit(&fetch(&[], &[]), 2, "a run id is needed for S3");
+    // Nothing in the run: an error naming run, bucket and prefix, unless allowed.
+    assert_exit(
+        &fetch(&["--stage", "libs"], env),
+        1,
+        "in run 300: bucket 'therock-ci-artifacts', prefix '300-linux/'",
+    );
+    let out = fetch(&["--stage", "libs", "--allow-empty"], env);
+    assert_eq!(out.status.code(), Some(0));
+
+    let push = |build: &str, env: &[(&str, &str)]| {
+        p.run(
+            &[
+                "push",
+                "--stage",
+                "foundation",
+                "--build-dir",
+                build,
+                "--platform",
+                "linux",
+            ],
+            env,
+        )
+    };
+    assert_exit(
+        &push("no-such-build", env),
+        1,
+        "ERROR: Artifacts directory not found: no-such-build/artifacts",
+    );
+    // A pre-compressed archive whose sidecar disagrees is not uploaded.
+    let b = p.path("b");
+    write(
+        &b.join("artifacts/base_lib_generic.tar.zst"),
+        "not really zstd",
+    );
+    write(
+        &b.join("artifacts/base_lib_generic.tar.zst.sha256sum"),
+        &format!("{}\n", "0".repeat(64)),
+    );
+    assert_exit(
+        &push(b.to_str().unwrap(), env),
+        1,
+        "ERROR: Only uploaded 0/1 artifacts",
+    );
+    assert!(p.keys("therock-ci-artifacts", "300-linux").is_empty());
+
+    // Wrong keys: 403 names the object; an endpoint that never answers fails within the limits.
+    let b1 = foundation_build(&p);
+    let mut bad_keys: Vec<(&str, &str)> = env.to_vec();
+    bad_keys.push(("AWS_SECRET_ACCESS_KEY", "wrong"));
+    assert_exit(
+        &push(b1.to_str().unwrap(), &bad_keys),
+        1,
+        "s3://therock-ci-artifacts/300-linux/",
+    );
+    let hole = format!("http://{}", black_hole());
+    let started = std::time::Instant::now();
+    let out = p.run(
+        &[
+            "fetch",
+            "--output-dir",
+            o,
+            "--platform",
+            "linux",
+            "--read-timeout",
+            "1",
+            "--operation-timeout",
+            "3",
+            "--max-attempts",
+            "2",
+        ],
+        &[("GITHUB_RUN_ID", "300"), ("AWS_ENDPOINT_URL", &hole)],
+    );
+    assert_exit(
+        &out,
+        1,
+        "Failed to list the artifacts at s3://therock-ci-artifacts/300-linux",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // An output directory that cannot be created (below a file: refused even to root).
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            b1.to_str().unwrap(),
+            "--platform",
+            "linux",
+        ],
+        env,
+    );
+    write(&p.path("a-file"), "");
+    let target = p.path("a-file/out");
+    let out = p.run(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--output-dir",
+            target.to_str().unwrap(),
+            "--platform",
+            "linux",
+        ],
+        env,
+    );
+    assert_exit(&out, 1, "a-file/out");
+}
