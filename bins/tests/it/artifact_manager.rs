@@ -49,8 +49,108 @@ artifact_deps = ["math"]
 
 const FORK: &str = "someone/TheRock";
 
+/// The S3 server of a pipeline: in-process, or the one `ROCK_CI_S3_ENDPOINT` names (with
+/// `ROCK_CI_S3_ACCESS_KEY` / `ROCK_CI_S3_SECRET_KEY`; `scripts/e2e-seaweedfs` runs SeaweedFS).
+enum Store {
+    InProcess(S3Server),
+    External {
+        endpoint: String,
+        access: String,
+        secret: String,
+    },
+}
+
+impl Store {
+    fn start() -> Self {
+        match std::env::var("ROCK_CI_S3_ENDPOINT") {
+            Ok(endpoint) if !endpoint.is_empty() => Store::External {
+                endpoint,
+                access: std::env::var("ROCK_CI_S3_ACCESS_KEY").unwrap_or_default(),
+                secret: std::env::var("ROCK_CI_S3_SECRET_KEY").unwrap_or_default(),
+            },
+            _ => Store::InProcess(S3Server::start()),
+        }
+    }
+
+    fn aws_env(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Store::InProcess(server) => server.aws_env().to_vec(),
+            Store::External {
+                endpoint,
+                access,
+                secret,
+            } => vec![
+                ("AWS_ENDPOINT_URL", endpoint.clone()),
+                ("AWS_ACCESS_KEY_ID", access.clone()),
+                ("AWS_SECRET_ACCESS_KEY", secret.clone()),
+                ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+            ],
+        }
+    }
+
+    /// Runs `f` with a storage client of this server.
+    fn with_storage<T>(&self, f: impl AsyncFnOnce(&storage_backend::S3StorageBackend) -> T) -> T {
+        let env: Vec<(&str, String)> = self.aws_env();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let lookup = |var: &str| env.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone());
+            let var = |name: &str| lookup(name).unwrap_or_default();
+            let client = storage_backend::S3Client::connect_with(
+                &storage_backend::ClientOptions {
+                    region: Some("us-east-1".to_owned()),
+                    endpoint_url: Some(var("AWS_ENDPOINT_URL")),
+                    credentials: Some(storage_backend::Credentials::new(
+                        var("AWS_ACCESS_KEY_ID"),
+                        var("AWS_SECRET_ACCESS_KEY"),
+                        None,
+                        None,
+                        "test",
+                    )),
+                    ..storage_backend::ClientOptions::default()
+                },
+                &lookup,
+            )
+            .await;
+            let storage = storage_backend::S3StorageBackend::new(
+                client,
+                storage_backend::TransferOptions::default(),
+            );
+            f(&storage).await
+        })
+    }
+
+    fn create_bucket(&self, bucket: &str) {
+        self.with_storage(async |s| s.create_bucket(bucket).await.unwrap());
+    }
+
+    /// The keys directly below `{bucket}/{prefix}/`, sorted.
+    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let listed = self.with_storage(async |s| {
+            s.list_prefix(bucket, &format!("{prefix}/"), true)
+                .await
+                .unwrap()
+        });
+        let mut keys: Vec<String> = listed
+            .into_iter()
+            .map(|o| o.key.rsplit('/').next().unwrap_or_default().to_owned())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The bytes of `{bucket}/{key}`.
+    fn read(&self, bucket: &str, key: &str) -> Vec<u8> {
+        let loc = storage_backend::StorageLocation::new(bucket, key);
+        self.with_storage(async |s| s.get_small(&loc).await.unwrap())
+            .unwrap_or_else(|| panic!("s3://{bucket}/{key} exists"))
+    }
+}
+
 struct Pipeline {
-    server: S3Server,
+    server: Store,
     github: HttpServer,
     work: tempfile::TempDir,
 }
@@ -86,7 +186,7 @@ fn exploded(build: &Path, dir: &str, relpath: &str, files: &[(&str, &str)]) {
 
 impl Pipeline {
     fn new() -> Self {
-        let server = S3Server::start();
+        let server = Store::start();
         for bucket in ["therock-ci-artifacts", "therock-ci-artifacts-external"] {
             server.create_bucket(bucket);
         }
@@ -146,23 +246,16 @@ impl Pipeline {
         stdout
     }
 
-    /// The keys below `{bucket}/{prefix}/`, sorted.
-    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
-        let dir = self.server.root().join(bucket).join(prefix);
-        let mut keys: Vec<String> = fs_err::read_dir(&dir)
-            .map(|d| {
-                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        keys.sort();
-        keys
-    }
-
     /// `tar -x` of the stored archive `key` into `dest`.
     fn untar(&self, bucket: &str, prefix: &str, key: &str, dest: &Path) {
         fs_err::create_dir_all(dest).unwrap();
-        let archive = self.server.root().join(bucket).join(prefix).join(key);
+        let archive = self.path(&format!("downloaded/{key}"));
+        write(&archive, "");
+        fs_err::write(
+            &archive,
+            self.server.read(bucket, &format!("{prefix}/{key}")),
+        )
+        .unwrap();
         let flag = if key.ends_with(".tar.xz") {
             "--xz"
         } else {
@@ -218,7 +311,10 @@ fn foundation_build(p: &Pipeline) -> PathBuf {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one pipeline, each stage after the one it needs")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pipeline, each stage after the one it needs"
+)]
 fn a_multi_stage_pipeline_runs_through_s3() {
     let p = Pipeline::new();
     let fork_event = p.path("event.json");
@@ -266,7 +362,7 @@ fn a_multi_stage_pipeline_runs_through_s3() {
     let ext_prefix = pushed_to.to_owned();
     let ext_prefix = ext_prefix.as_str();
     assert!(ext_prefix.ends_with("100-linux"), "{ext_prefix}");
-    let keys = p.keys(ext, ext_prefix);
+    let keys = p.server.keys(ext, ext_prefix);
     let archives = [
         "base_dev_generic.tar.zst",
         "base_lib_generic.tar.zst",
@@ -280,9 +376,9 @@ fn a_multi_stage_pipeline_runs_through_s3() {
     expected.sort();
     assert_eq!(keys, expected);
     for a in archives {
-        let dir = p.server.root().join(ext).join(ext_prefix);
-        let sha = sha256_hex(&fs_err::read(dir.join(a)).unwrap());
-        let sidecar = fs_err::read_to_string(dir.join(format!("{a}.sha256sum"))).unwrap();
+        let sha = sha256_hex(&p.server.read(ext, &format!("{ext_prefix}/{a}")));
+        let sidecar =
+            String::from_utf8(p.server.read(ext, &format!("{ext_prefix}/{a}.sha256sum"))).unwrap();
         assert_eq!(sidecar.split_whitespace().next(), Some(sha.as_str()), "{a}");
     }
     // What tar unpacks from the pushed archives is the exploded directories, file for file.
@@ -390,7 +486,11 @@ fn a_multi_stage_pipeline_runs_through_s3() {
         out.contains("Dry run: would copy 3 artifacts:\n  base_dev_generic.tar.zst\n  base_lib_generic.tar.zst\n  core_lib_generic.tar.zst\n"),
         "{out}"
     );
-    assert!(p.keys("therock-ci-artifacts", "200-linux").is_empty());
+    assert!(
+        p.server
+            .keys("therock-ci-artifacts", "200-linux")
+            .is_empty()
+    );
     let out = p.ok(
         &[
             "copy",
@@ -413,7 +513,7 @@ fn a_multi_stage_pipeline_runs_through_s3() {
         "math_lib_gfx942.tar.zst.sha256sum".to_owned(),
     ]);
     copied.sort();
-    assert_eq!(p.keys("therock-ci-artifacts", "200-linux"), copied);
+    assert_eq!(p.server.keys("therock-ci-artifacts", "200-linux"), copied);
 
     // Run 200's consumers fetch everything, flattened.
     let flat = p.path("flat");
@@ -508,12 +608,9 @@ fn a_multi_stage_pipeline_runs_through_s3() {
     );
     assert_eq!(
         fs_err::read(n.join(".download_cache/core_lib_generic.tar.zst")).unwrap(),
-        fs_err::read(
-            p.server
-                .root()
-                .join("therock-ci-artifacts/200-linux/core_lib_generic.tar.zst")
-        )
-        .unwrap()
+        p.server
+            .read("therock-ci-artifacts", "200-linux/core_lib_generic.tar.zst"),
+        "the cached archive is the stored one"
     );
 }
 
@@ -557,7 +654,10 @@ fn assert_exit(out: &Output, code: i32, needle: &str) {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one case after another on one server")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one case after another on one server"
+)]
 fn bad_input_fails_clearly() {
     let p = Pipeline::new();
     let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "300")];
@@ -657,7 +757,11 @@ fn bad_input_fails_clearly() {
         1,
         "ERROR: Only uploaded 0/1 artifacts",
     );
-    assert!(p.keys("therock-ci-artifacts", "300-linux").is_empty());
+    assert!(
+        p.server
+            .keys("therock-ci-artifacts", "300-linux")
+            .is_empty()
+    );
 
     // Wrong keys: 403 names the object; an endpoint that never answers fails within the limits.
     let b1 = foundation_build(&p);
