@@ -202,6 +202,11 @@ async fn fetch_selected(
     let decode = Arc::new(tokio::sync::Semaphore::new(
         request.extract_concurrency.max(1),
     ));
+    // Archives waiting for an unpacking slot wait here, downloaded (removed when done).
+    let spool = {
+        let dir = request.output_dir.clone();
+        storage_backend::blocking(move || file_tree::temp_dir_in(&dir, "download-spool")).await?
+    };
     let index = Arc::new(FlattenIndex::default());
     // With cores to spare, each archive is decompressed on a thread of its own.
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -211,10 +216,11 @@ async fn fetch_selected(
     let mut results = futures::stream::iter(selected)
         .map(|entry| {
             let (decode, index) = (decode.clone(), index.clone());
+            let spool = spool.path().to_path_buf();
             async move {
                 let key = entry.file_name.clone();
-                let result =
-                    fetch_one(backend, &entry, request, decode, index, decoder_thread).await;
+                let slots = (decode, spool.as_path(), decoder_thread);
+                let result = fetch_one(backend, &entry, request, slots, index).await;
                 (key, entry.size, result)
             }
         })
@@ -281,14 +287,16 @@ pub fn totals_line(
     )
 }
 
+/// Fetches one artifact; `slots` are the unpacking permits, the directory where archives wait
+/// for one, and whether to decompress on a thread of its own.
 async fn fetch_one(
     backend: &ArtifactBackend,
     entry: &ArtifactEntry,
     request: &Request,
-    decode: Arc<tokio::sync::Semaphore>,
+    slots: (Arc<tokio::sync::Semaphore>, &std::path::Path, bool),
     index: Arc<FlattenIndex>,
-    decoder_thread: bool,
 ) -> anyhow::Result<String> {
+    let (decode, spool, decoder_thread) = slots;
     let key = &entry.file_name;
     let mb = |b: u64| format!("{}.{} MiB", b / 1_048_576, (b % 1_048_576) * 10 / 1_048_576);
     let check = |verified: bool| {
@@ -329,9 +337,8 @@ async fn fetch_one(
             "  == Cached '{key}' in '{dir_name}' (sha256 verified earlier)"
         ));
     }
-    let _permit = decode.acquire_owned().await?;
     let got = backend
-        .fetch_extracted(
+        .fetch_extracted_limited(
             key,
             &request.output_dir,
             Unpacking {
@@ -339,6 +346,8 @@ async fn fetch_one(
                 decoder_thread,
             },
             index,
+            &decode,
+            spool,
         )
         .await?;
     let (verb, dest) = if layout == Layout::Full {

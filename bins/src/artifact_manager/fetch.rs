@@ -183,6 +183,13 @@ async fn transfer(
     let unpack = Arc::new(tokio::sync::Semaphore::new(
         request.extract_concurrency.max(1),
     ));
+    // Archives waiting for an unpacking slot wait here, downloaded (removed when done).
+    let spool = {
+        let dir = dest.clone();
+        storage_backend::blocking(move || file_tree::temp_dir_in(&dir, "download-spool"))
+            .await
+            .with_context(|| format!("Cannot write in {}", dest.display()))?
+    };
     let index = Arc::new(FlattenIndex::default());
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let decoder_thread = request.extract_concurrency.max(1).min(chosen.len()) * 2 <= cores;
@@ -191,9 +198,14 @@ async fn transfer(
     let mut results = futures::stream::iter(chosen)
         .map(|key| {
             let (unpack, index, dest) = (unpack.clone(), index.clone(), dest.clone());
+            let spool = spool.path().to_path_buf();
             async move {
-                let result =
-                    fetch_one(request, backend, &key, &dest, unpack, index, decoder_thread).await;
+                let slots = Slots {
+                    unpack,
+                    spool,
+                    decoder_thread,
+                };
+                let result = fetch_one(request, backend, &key, &dest, slots, index).await;
                 (key, result)
             }
         })
@@ -241,15 +253,24 @@ async fn transfer(
     Err(Reported(message).into())
 }
 
+/// How archives share the unpacking threads.
+struct Slots {
+    /// One permit per archive unpacked at once.
+    unpack: Arc<tokio::sync::Semaphore>,
+    /// Where archives wait for a permit.
+    spool: PathBuf,
+    /// Decompress on a thread of its own.
+    decoder_thread: bool,
+}
+
 /// One artifact: `(line, compressed bytes)`.
 async fn fetch_one(
     request: &FetchRequest,
     backend: &ArtifactBackend,
     key: &str,
     dest: &Path,
-    unpack: Arc<tokio::sync::Semaphore>,
+    slots: Slots,
     index: Arc<FlattenIndex>,
-    decoder_thread: bool,
 ) -> anyhow::Result<(String, u64)> {
     if request.mode == FetchMode::Archives {
         return download_cached(backend, key, dest).await;
@@ -277,20 +298,21 @@ async fn fetch_one(
         }
         None => (None, None),
     };
-    let _permit = unpack.acquire_owned().await?;
-    let got = source
-        .as_ref()
-        .unwrap_or(backend)
-        .fetch_extracted(
-            key,
-            dest,
-            Unpacking {
-                layout,
-                decoder_thread,
-            },
-            index,
-        )
-        .await?;
+    let unpacking = Unpacking {
+        layout,
+        decoder_thread: slots.decoder_thread,
+    };
+    let got = match &source {
+        Some(cached) => {
+            let _permit = slots.unpack.acquire_owned().await?;
+            cached.fetch_extracted(key, dest, unpacking, index).await?
+        }
+        None => {
+            backend
+                .fetch_extracted_limited(key, dest, unpacking, index, &slots.unpack, &slots.spool)
+                .await?
+        }
+    };
     let verb = match request.mode {
         FetchMode::Flatten => "Flattened",
         FetchMode::Bootstrap => "Bootstrapped",

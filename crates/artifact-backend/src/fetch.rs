@@ -482,6 +482,51 @@ impl ArtifactBackend {
         .await
     }
 
+    /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack` permits but the
+    /// transfer not: with a permit free, the archive streams straight into place; without one,
+    /// it is downloaded (verified) into `spool` meanwhile and unpacked from there once a permit
+    /// frees, then deleted. So a slow link keeps as many transfers going as the caller allows,
+    /// while only as many archives are unpacked at once as there are permits. `spool` should be
+    /// a temporary directory on the output's filesystem.
+    pub async fn fetch_extracted_limited(
+        &self,
+        key: &str,
+        output_dir: &Path,
+        unpacking: impl Into<Unpacking>,
+        index: Arc<FlattenIndex>,
+        unpack: &tokio::sync::Semaphore,
+        spool: &Path,
+    ) -> Result<Fetched, Error> {
+        let unpacking: Unpacking = unpacking.into();
+        if let Ok(_permit) = unpack.try_acquire() {
+            return self
+                .fetch_extracted(key, output_dir, unpacking, index)
+                .await;
+        }
+        let spooled = spool.join(key);
+        let downloaded = self.download_artifact(key, &spooled).await?;
+        let _permit = unpack
+            .acquire()
+            .await
+            .map_err(|e| Error::File(FileError::read(&spooled, std::io::Error::other(e))))?;
+        let local = ArtifactBackend::local_dir(spool, self.root().clone());
+        let result = local
+            .fetch_extracted(key, output_dir, unpacking, index)
+            .await
+            .map(|fetched| Fetched {
+                verified: downloaded.verified,
+                ..fetched
+            });
+        for path in [spooled.clone(), spool.join(format!("{key}.sha256sum"))] {
+            if let Err(e) = fs_err::remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(FileError::write(&path, e).into());
+            }
+        }
+        result
+    }
+
     async fn fetch_extracted_once(
         &self,
         key: &str,

@@ -353,3 +353,69 @@ async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
 fn extract_dir(name: &str) -> &str {
     artifact_backend::extract_dir_name(name)
 }
+
+/// With one unpacking permit and six transfers at once, the archives without a permit wait
+/// downloaded in the spool, all are unpacked (bootstrap: merged trees, one marker per relpath),
+/// and the spool is left empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn transfers_beyond_the_unpacking_slots_wait_in_the_spool() {
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let b = ArtifactBackend::s3(client(&server, SECRET_KEY).await, root("bkt", "", "51"));
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    fs_err::create_dir_all(&src).unwrap();
+    let keys: Vec<String> = (0..6)
+        .map(|i| format!("a{i}_lib_generic.tar.zst"))
+        .collect();
+    for (i, key) in keys.iter().enumerate() {
+        let data = format!("{i}").repeat(100_000);
+        write_artifact(
+            &src.join(key),
+            Compression::Zstd { level: 1 },
+            &format!("pkg{}/stage", i % 2),
+            &[(&format!("lib/lib{i}.so"), data.as_str())],
+        );
+        b.upload_artifact(&src.join(key), key).await.unwrap();
+    }
+    let out = t.path().join("build");
+    fs_err::create_dir_all(&out).unwrap();
+    let spool = t.path().join("spool");
+    fs_err::create_dir_all(&spool).unwrap();
+    let unpack = tokio::sync::Semaphore::new(1);
+    let index = Arc::new(FlattenIndex::default());
+    let fetches = keys.iter().map(|key| {
+        b.fetch_extracted_limited(key, &out, Layout::Bootstrap, index.clone(), &unpack, &spool)
+    });
+    let results = futures::future::join_all(fetches).await;
+    for r in &results {
+        let got = r.as_ref().unwrap();
+        assert!(got.verified, "{}", got.key);
+    }
+    for i in 0..6 {
+        let path = out.join(format!("pkg{}/stage/lib/lib{i}.so", i % 2));
+        assert_eq!(
+            fs_err::read(&path).unwrap().len(),
+            100_000,
+            "{}",
+            path.display()
+        );
+    }
+    assert!(out.join("pkg0/stage.prebuilt").is_file());
+    assert!(out.join("pkg1/stage.prebuilt").is_file());
+    assert_eq!(
+        fs_err::read_dir(&spool).unwrap().count(),
+        0,
+        "the spool is emptied"
+    );
+    let mut entries: Vec<String> = fs_err::read_dir(out.join("pkg0"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        ["stage", "stage.prebuilt"],
+        "nothing else in the build tree"
+    );
+}
