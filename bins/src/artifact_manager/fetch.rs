@@ -225,6 +225,11 @@ async fn transfer(
         }
     }
     let done = total - failures.len();
+    if request.mode == FetchMode::Bootstrap && failures.is_empty() {
+        let dest = dest.clone();
+        let index = index.clone();
+        storage_backend::blocking(move || index.write_prebuilt_markers(&dest)).await?;
+    }
     let extracted = if request.mode == FetchMode::Archives {
         0
     } else {

@@ -6,7 +6,10 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rock_ci_test_support::{HttpServer, Reply, S3Server, black_hole, sha256_hex, tree_snapshot};
+use rock_ci_test_support::{
+    Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, S3Server, black_hole, sha256_hex,
+    tree_snapshot,
+};
 
 const TOPOLOGY: &str = r#"
 [build_stages.foundation]
@@ -120,6 +123,18 @@ impl Store {
             );
             f(&storage).await
         })
+    }
+
+    /// The server's address (for a proxy in front of it).
+    fn addr(&self) -> std::net::SocketAddr {
+        match self {
+            Store::InProcess(server) => server.addr(),
+            Store::External { endpoint, .. } => endpoint
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .parse()
+                .expect("an http://host:port endpoint"),
+        }
     }
 
     fn create_bucket(&self, bucket: &str) {
@@ -829,4 +844,131 @@ fn bad_input_fails_clearly() {
         env,
     );
     assert_exit(&out, 1, "a-file/out");
+}
+
+/// A bootstrap killed mid-way leaves no `.prebuilt` marker (CMake would skip an incomplete
+/// tree) and no partial files at final paths; running it again gives the complete tree.
+#[test]
+fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "400")];
+    let build = p.path("b1");
+    exploded(
+        &build,
+        "base_lib_generic",
+        "base/stage",
+        &[("lib/small.so", "small")],
+    );
+    // 3 MiB that zstd cannot shrink, sent at 1 MiB/s: caught in flight.
+    let mut state = 0x9e37_79b9_u64;
+    let noise: String = (0..3 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + u8::try_from(state % 26).unwrap())
+        })
+        .collect();
+    exploded(
+        &build,
+        "core_lib_generic",
+        "core/stage",
+        &[("lib/big.so", &noise)],
+    );
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            build.to_str().unwrap(),
+            "--platform",
+            "linux",
+            "--compression-level",
+            "1",
+        ],
+        env,
+    );
+
+    let proxy = FaultProxy::start(
+        p.server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Throttle {
+                bytes_per_sec: 1 << 20,
+            })
+            .method("GET")
+            .path_contains("core_lib_generic.tar.zst"),
+        ),
+    );
+    let out = p.path("b2");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_artifact_manager"));
+    command
+        .args([
+            "fetch",
+            "--stage",
+            "libs",
+            "--bootstrap",
+            "--platform",
+            "linux",
+            "--output-dir",
+        ])
+        .arg(&out)
+        .env_clear()
+        .envs(p.server.aws_env())
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .env("THEROCK_DIR", p.path("therock"))
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap();
+    let started = std::time::Instant::now();
+    let caught = loop {
+        if out.join("base/stage/lib/small.so").exists() {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            child.kill().unwrap();
+            break child.wait().unwrap().code().is_none();
+        }
+        if child.try_wait().unwrap().is_some() || started.elapsed().as_secs() > 60 {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert!(caught, "the fetch finished before it could be interrupted");
+    assert!(!out.join("base/stage.prebuilt").exists() && !out.join("core/stage.prebuilt").exists());
+    assert!(
+        !out.join("core/stage/lib/big.so").exists(),
+        "nothing half-written at a final path"
+    );
+
+    let stdout = p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--bootstrap",
+            "--platform",
+            "linux",
+            "--output-dir",
+            out.to_str().unwrap(),
+        ],
+        env,
+    );
+    assert!(
+        stdout.contains("Downloaded 2 artifacts, extracted 2"),
+        "{stdout}"
+    );
+    assert_eq!(
+        rock_ci_test_support::files_under(&out),
+        [
+            "base/stage.prebuilt",
+            "base/stage/lib/small.so",
+            "core/stage.prebuilt",
+            "core/stage/lib/big.so"
+        ],
+        "the complete tree, and no temporary directory left"
+    );
+    assert_eq!(
+        fs_err::read_to_string(out.join("core/stage/lib/big.so")).unwrap(),
+        noise
+    );
 }

@@ -344,7 +344,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
 /// Moves the relpath trees of an artifact unpacked in `from` into `to` (`fetch --bootstrap`).
 /// The first time a fetch meets a relpath, what an earlier build left at `{to}/{relpath}` is
 /// removed (never what this fetch already placed there, so relpaths nested in one another keep
-/// each other's files) and the empty marker `{to}/{relpath}.prebuilt` is written.
+/// each other's files), its `.prebuilt` marker too.
 fn bootstrap(
     from: &Path,
     to: &Path,
@@ -370,11 +370,14 @@ fn bootstrap(
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             remove_unowned(to, rel, &owners)?;
             drop(owners);
-            let marker = PathBuf::from(format!("{}{PREBUILT_SUFFIX}", dest.display()));
-            if let Some(parent) = marker.parent() {
-                fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+            // The marker of an earlier fetch goes with the tree it vouched for; the new one is
+            // written once every artifact is in place (FlattenIndex::write_prebuilt_markers).
+            let marker = prebuilt_marker(&dest);
+            if let Err(e) = fs_err::remove_file(&marker)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(FileError::write(&marker, e).into());
             }
-            fs_err::write(&marker, b"").map_err(|e| FileError::write(&marker, e))?;
         }
         if from.join(rel).is_dir() {
             fs_err::create_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
@@ -382,6 +385,48 @@ fn bootstrap(
         }
     }
     Ok(())
+}
+
+/// `{dir}.prebuilt`.
+fn prebuilt_marker(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(PREBUILT_SUFFIX);
+    PathBuf::from(name)
+}
+
+impl FlattenIndex {
+    /// The relpaths a bootstrap fetch placed, sorted.
+    pub fn relpaths(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .relpaths
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Writes the empty marker `{output_dir}/{relpath}.prebuilt` of every relpath a bootstrap
+    /// fetch placed: call it once every artifact is in place, so that a marker always stands
+    /// for a complete tree (an interrupted fetch leaves none). Returns the markers.
+    pub fn write_prebuilt_markers(&self, output_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+        let mut out = Vec::new();
+        for relpath in self.relpaths() {
+            let rel = relpath.trim_end_matches('/');
+            if rel.is_empty() {
+                continue;
+            }
+            let marker = prebuilt_marker(&output_dir.join(rel));
+            if let Some(parent) = marker.parent() {
+                fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+            }
+            fs_err::write(&marker, b"").map_err(|e| FileError::write(&marker, e))?;
+            out.push(marker);
+        }
+        Ok(out)
+    }
 }
 
 /// Removes `{root}/{rel}` except the paths of `owners` (relative to `root`) and the

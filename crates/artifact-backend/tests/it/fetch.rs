@@ -392,6 +392,12 @@ async fn transfers_beyond_the_unpacking_slots_wait_in_the_spool() {
         let got = r.as_ref().unwrap();
         assert!(got.verified, "{}", got.key);
     }
+    assert!(
+        !out.join("pkg0/stage.prebuilt").exists(),
+        "no marker before all are in place"
+    );
+    let markers = index.write_prebuilt_markers(&out).unwrap();
+    assert_eq!(markers.len(), 2);
     for i in 0..6 {
         let path = out.join(format!("pkg{}/stage/lib/lib{i}.so", i % 2));
         assert_eq!(
