@@ -846,9 +846,10 @@ fn bad_input_fails_clearly() {
     assert_exit(&out, 1, "a-file/out");
 }
 
-/// A bootstrap killed mid-way leaves no `.prebuilt` marker (CMake would skip an incomplete
-/// tree) and no partial files at final paths; running it again gives the complete tree.
+/// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
+/// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
 #[test]
+#[expect(clippy::too_many_lines, reason = "push, an interrupted fetch, and its rerun")]
 fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     let p = Pipeline::new();
     let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "400")];
@@ -860,15 +861,7 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
         &[("lib/small.so", "small")],
     );
     // 3 MiB that zstd cannot shrink, sent at 1 MiB/s: caught in flight.
-    let mut state = 0x9e37_79b9_u64;
-    let noise: String = (0..3 << 20)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(b'a' + u8::try_from(state % 26).unwrap())
-        })
-        .collect();
+    let noise = rock_ci_test_support::incompressible_text(3 << 20, 0x9e37_79b9);
     exploded(
         &build,
         "core_lib_generic",

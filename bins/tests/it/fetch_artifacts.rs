@@ -467,15 +467,7 @@ fn interrupted_fetch_then_rerun() {
     let f = fixture();
     let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
     // 48 MiB that zstd cannot shrink: long enough to be caught in flight.
-    let mut state = 0x1234_5678_u64;
-    let noise: String = (0..48 << 20)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(b'a' + u8::try_from(state % 26).unwrap())
-        })
-        .collect();
+    let noise = rock_ci_test_support::incompressible_text(48 << 20, 0x1234_5678);
     put_artifact(
         &run_dir,
         "big_lib_generic.tar.zst",

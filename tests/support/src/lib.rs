@@ -66,6 +66,20 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(data))
 }
 
+/// `len` lowercase letters from a xorshift generator seeded with `seed`: text zstd and xz cannot
+/// shrink much, for transfers long enough to be caught in flight.
+pub fn incompressible_text(len: usize, seed: u64) -> String {
+    let mut state = seed.max(1);
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + u8::try_from(state % 26).unwrap_or(0))
+        })
+        .collect()
+}
+
 /// The files (and links) below `dir` as sorted `/`-separated relative paths.
 pub fn files_under(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = file_tree::walk(dir)
