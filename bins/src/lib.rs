@@ -6,7 +6,9 @@
 
 pub mod fetch_artifacts;
 pub mod post_build_upload;
+pub mod post_stage_upload;
 pub mod progress;
+pub mod uploads;
 
 use std::io::Write;
 use std::process::ExitCode;

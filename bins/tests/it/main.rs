@@ -2,7 +2,9 @@
 
 mod build_python_packages;
 mod ci_layout;
+mod common;
 mod elf_patch;
 mod fetch_artifacts;
 mod post_build_upload;
+mod post_stage_upload;
 mod robustness;
