@@ -34,3 +34,14 @@ pub(crate) fn aws_env(server: &rock_ci_test_support::S3Server) -> Vec<(&'static 
 pub(crate) fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
+
+/// Asserts that a tool succeeded, showing its output when it did not.
+pub(crate) fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}

@@ -8,3 +8,4 @@ mod fetch_artifacts;
 mod post_build_upload;
 mod post_stage_upload;
 mod robustness;
+mod upload_python_packages;

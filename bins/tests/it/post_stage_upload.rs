@@ -5,7 +5,7 @@ use rock_ci_test_support::{
     Fault, FaultPlan, FaultProxy, Rule, S3Server, assert_fails_with, files_under,
 };
 
-use crate::common::{borrowed, run_tool, text, write};
+use crate::common::{assert_ok, borrowed, run_tool, text, write};
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     run_tool(env!("CARGO_BIN_EXE_post_stage_upload"), args, env, cwd)
@@ -68,7 +68,7 @@ fn per_arch_stage_logs_go_to_stage_and_family() {
         &[],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     assert_eq!(
         files_under(&t.path().join("staging")),
         [
@@ -116,7 +116,7 @@ fn per_arch_stage_logs_go_to_stage_and_family() {
         &[],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     let staged = files_under(&t.path().join("staging2/12345-linux"));
     assert!(staged.contains(&"logs/compiler-runtime/rocBLAS_build.log".to_owned()));
     assert!(staged.contains(&"manifests/therock_manifest.json".to_owned()));
@@ -144,7 +144,7 @@ fn fork_root_and_platform_flag() {
         &[("GITHUB_REPOSITORY", "Fork/TheRock")],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     assert_eq!(
         files_under(&t.path().join("staging")),
         ["Fork-TheRock/12345-windows/logs/math-libs/gfx1151/build.log"]
@@ -166,7 +166,7 @@ fn nothing_to_do_and_usage_errors() {
         &[("GITHUB_RUN_ID", "7")],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     assert!(!t.path().join("build/logs").exists());
     assert!(!t.path().join("staging").exists());
     assert!(text(&out.stdout).contains("Skipping upload."));
@@ -183,7 +183,7 @@ fn nothing_to_do_and_usage_errors() {
         &[],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     assert!(
         text(&out.stdout).contains("[INFO] Build directory not found: /nonexistent/path."),
         "{}",
@@ -258,7 +258,7 @@ fn dry_run() {
         &[],
         t.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     let stdout = text(&out.stdout);
     let planned = stdout
         .lines()
@@ -282,7 +282,7 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
     let env = borrowed(&aws);
     let args = ["--run-id", "55", "--stage", "compiler-runtime"];
     let out = run(&args, &env, t.path());
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ok(&out);
     let bucket = "therock-ci-artifacts";
     for (key, content_type) in [
         (
