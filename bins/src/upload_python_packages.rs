@@ -445,15 +445,8 @@ pub async fn run(
     out: &mut dyn Write,
     log: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let packages = fs_err::canonicalize(&plan.input_packages_dir)
-        .ok()
-        .filter(|p| p.is_dir())
-        .with_context(|| {
-            format!(
-                "Packages root directory not found: `{}`",
-                plan.input_packages_dir.display()
-            )
-        })?;
+    let packages =
+        crate::uploads::existing_dir(&plan.input_packages_dir, "Packages root directory")?;
     let dist = dist_dir(&packages);
     let dry_run = plan.options.dry_run;
     print_plan(plan, &packages, &dist, out)?;

@@ -125,6 +125,14 @@ pub async fn preflight(
     Ok(())
 }
 
+/// `dir` made absolute, if it is a directory; else the error ``{what} not found: `{dir}` ``.
+pub fn existing_dir(dir: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    fs_err::canonicalize(dir)
+        .ok()
+        .filter(|p| p.is_dir())
+        .with_context(|| format!("{what} not found: `{}`", dir.display()))
+}
+
 /// The mtime of archive members: `SOURCE_DATE_EPOCH` when it is a number, else 0.
 pub fn source_date_epoch(lookup: &dyn Fn(&str) -> Option<String>) -> u64 {
     lookup("SOURCE_DATE_EPOCH")

@@ -45,3 +45,30 @@ pub(crate) fn assert_ok(out: &Output) {
         text(&out.stderr)
     );
 }
+
+/// A proxy in front of `server` that answers 500 to every `PUT` whose path contains `fragment`,
+/// and the environment pointing a tool at it (one attempt per request).
+pub(crate) fn refusing_proxy(
+    server: &rock_ci_test_support::S3Server,
+    fragment: &str,
+) -> (
+    rock_ci_test_support::FaultProxy,
+    Vec<(&'static str, String)>,
+) {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains(fragment),
+        ),
+    );
+    let mut env = aws_env(server);
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL", proxy.endpoint()),
+        ("ROCK_CI_MAX_ATTEMPTS", "1".to_owned()),
+    ]);
+    (proxy, env)
+}

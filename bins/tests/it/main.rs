@@ -9,3 +9,4 @@ mod post_build_upload;
 mod post_stage_upload;
 mod robustness;
 mod upload_python_packages;
+mod upload_tarballs;

@@ -1,11 +1,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rock_ci_test_support::{
-    Fault, FaultPlan, FaultProxy, HttpServer, Rule, S3Server, assert_fails_with, files_under,
-};
+use rock_ci_test_support::{HttpServer, S3Server, assert_fails_with, files_under};
 
-use crate::common::{assert_ok, aws_env, borrowed, run_tool, text, write};
+use crate::common::{assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, write};
 
 const GROUP: &str = "gfx94X-dcgpu";
 
@@ -488,17 +486,9 @@ fn bucket_override_and_no_index_without_packages() {
     );
 
     // The server refuses the wheel: the run fails naming it, and no page goes up.
-    let proxy = FaultProxy::start(
-        server.addr(),
-        FaultPlan::new().rule(
-            Rule::new(Fault::Status500)
-                .method("PUT")
-                .path_contains(".whl"),
-        ),
-    );
-    let endpoint = proxy.endpoint();
-    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.push(("AWS_ENDPOINT_URL", &endpoint));
+    let (_proxy, faulty) = refusing_proxy(&server, ".whl");
+    let mut env = borrowed(&faulty);
+    env.push(("GITHUB_REPOSITORY", "Fork/TheRock"));
     let out = run(
         &[
             "--input-packages-dir",
