@@ -7,7 +7,11 @@
 pub mod artifact_manager;
 pub mod fetch_artifacts;
 pub mod post_build_upload;
+pub mod post_stage_upload;
 pub mod progress;
+pub mod upload_python_packages;
+pub mod upload_tarballs;
+pub mod uploads;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -5,8 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use storage_backend::{Direction, Overwrite, StorageBackend, TransferOptions};
-use storage_location::StorageLocation;
+use storage_backend::{Overwrite, StorageBackend, TransferOptions};
 use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 
 /// Where the manifest is, relative to the build dir.
@@ -74,14 +73,15 @@ pub fn archive_ninja_logs(
     Ok(archive.sources.len())
 }
 
-/// Writes `{build}/logs/ccache_logs.tar.zst` from the files directly in `{build}/logs/ccache/`,
-/// printing the reference's lines; nothing when there are none.
+/// Writes `{build}/logs/ccache_logs.tar.zst` (zstd `level`) from the files directly in
+/// `{build}/logs/ccache/`, printing the reference's lines; nothing when there are none.
 pub fn archive_ccache_logs(
     build_dir: &Path,
     mtime: u64,
+    level: i32,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
-    let Some(archive) = artifacts::archive_ccache_logs(build_dir, mtime)? else {
+    let Some(archive) = artifacts::archive_ccache_logs(build_dir, mtime, level)? else {
         return Ok(0);
     };
     for source in &archive.sources {
@@ -97,16 +97,6 @@ pub fn archive_ccache_logs(
     Ok(archive.sources.len())
 }
 
-/// Where `location` is for the user: its path in the local staging directory, else its S3 URI.
-fn shown(plan: &Plan, location: &StorageLocation) -> String {
-    match &plan.output_dir {
-        Some(dir) => location
-            .local_path(dir)
-            .map_or_else(|_| location.s3_uri(), |p| p.display().to_string()),
-        None => location.s3_uri(),
-    }
-}
-
 fn header(out: &mut dyn Write, title: &str, underline: usize) -> std::io::Result<()> {
     writeln!(out, "{title}")?;
     writeln!(out, "{}", "-".repeat(underline))
@@ -120,34 +110,17 @@ async fn upload_logs(
     plan: &Plan,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let logs = plan.build_dir.join("logs");
-    if !logs.is_dir() {
-        writeln!(
-            out,
-            "[INFO] Log directory {} not found. Skipping upload.",
-            logs.display()
-        )?;
+    let Some(logs) = crate::uploads::log_dir(&plan.build_dir, out)? else {
         return Ok(());
-    }
+    };
     writeln!(out, "Uploading logs")?;
     let dest = root.log_dir(&plan.artifact_group);
     // Every upload is attempted; the error names each that failed.
     let mut failures = Vec::new();
-    match backend
-        .upload_directory(&logs, &dest, &[], &["ccache/**/*".to_owned()])
-        .await
+    if let Err(e) =
+        crate::uploads::upload_logs(backend, &logs, &dest, plan.output_dir.as_deref(), out).await
     {
-        Ok(report) => writeln!(
-            out,
-            "[INFO] Uploaded {} log files to {} ({} unchanged)",
-            report.transferred,
-            shown(plan, &dest),
-            report.skipped
-        )?,
-        Err(e) => failures.push(
-            anyhow::Error::new(e)
-                .context(format!("Failed to upload the logs in `{}`", logs.display())),
-        ),
+        failures.push(e);
     }
     let prof = logs.join("therock-build-prof");
     for name in ["comp-summary.html", "comp-summary.md"] {
@@ -166,22 +139,7 @@ async fn upload_logs(
             ),
         }
     }
-    combine(failures)
-}
-
-/// `Ok` without failures, else one error listing each of them.
-fn combine(mut failures: Vec<anyhow::Error>) -> anyhow::Result<()> {
-    if failures.len() <= 1 {
-        return failures.pop().map_or(Ok(()), Err);
-    }
-    Err(anyhow::anyhow!(
-        "{}",
-        failures
-            .iter()
-            .map(|e| format!("{e:#}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    ))
+    crate::uploads::combine(failures)
 }
 
 /// The job summary lines (spec §11.7).
@@ -239,23 +197,15 @@ async fn upload_target(
         dry_run: plan.dry_run,
         ..TransferOptions::default()
     };
-    let progress = std::sync::Arc::new(crate::progress::Progress::for_stderr(plan.quiet));
-    if let Some(dir) = &plan.output_dir {
-        return Ok(Some((
-            root,
-            StorageBackend::local(dir, options).with_reporter(progress),
-        )));
-    }
-    let client_options = storage_backend::ClientOptions {
-        region: Some(selection.config().region().to_owned()),
-        max_idle_connections: options.concurrency * options.part_concurrency,
-        ..storage_backend::ClientOptions::default()
-    };
-    let client = storage_backend::S3Client::connect_with(&client_options, lookup).await;
-    Ok(Some((
-        root,
-        StorageBackend::s3(client, options).with_reporter(progress),
-    )))
+    let backend = crate::uploads::backend(
+        plan.output_dir.as_deref(),
+        options,
+        selection.config().region(),
+        plan.quiet,
+        lookup,
+    )
+    .await;
+    Ok(Some((root, backend)))
 }
 
 /// Uploads the manifest; a missing one is an error naming its path.
@@ -299,20 +249,7 @@ pub async fn run(
         let Some((root, backend)) = &target else {
             bail!("--preflight needs --upload and --run-id");
         };
-        backend
-            .preflight(Direction::Upload, &root.root())
-            .await
-            .with_context(|| {
-                format!(
-                    "Preflight of uploads to `{}` failed",
-                    shown(plan, &root.root())
-                )
-            })?;
-        writeln!(
-            out,
-            "[INFO] Preflight ok: {} is reachable and writable",
-            shown(plan, &root.root())
-        )?;
+        crate::uploads::preflight(backend, &root.root(), plan.output_dir.as_deref(), out).await?;
         return Ok(());
     }
 
@@ -324,12 +261,17 @@ pub async fn run(
         failures.push(e.context("Failed to archive the ninja logs"));
     }
     header(out, "Creating ccache log archive", 27)?;
-    if let Err(e) = archive_ccache_logs(&plan.build_dir, plan.mtime, out) {
+    if let Err(e) = archive_ccache_logs(
+        &plan.build_dir,
+        plan.mtime,
+        artifacts::CCACHE_ZSTD_LEVEL,
+        out,
+    ) {
         writeln!(out, "[ERROR] {e:#}")?;
         failures.push(e.context("Failed to archive the ccache logs"));
     }
     let Some((root, backend)) = target else {
-        return combine(failures);
+        return crate::uploads::combine(failures);
     };
 
     header(out, "Upload log", 10)?;
@@ -366,5 +308,5 @@ pub async fn run(
 
     failures.extend(logs.err());
     failures.extend(manifest.err());
-    combine(failures)
+    crate::uploads::combine(failures)
 }

@@ -85,9 +85,7 @@ fn main() -> ExitCode {
         )
         .exit();
     }
-    let mtime = lookup("SOURCE_DATE_EPOCH")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let mtime = rock_ci::uploads::source_date_epoch(&lookup);
     let plan = Plan {
         artifact_group: args.artifact_group,
         build_dir: args.build_dir,

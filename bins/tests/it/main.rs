@@ -3,7 +3,11 @@
 mod artifact_manager;
 mod build_python_packages;
 mod ci_layout;
+mod common;
 mod elf_patch;
 mod fetch_artifacts;
 mod post_build_upload;
+mod post_stage_upload;
 mod robustness;
+mod upload_python_packages;
+mod upload_tarballs;

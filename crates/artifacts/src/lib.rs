@@ -34,8 +34,8 @@ pub use archive::{
 };
 pub use extract::{Extracted, Layout, MANIFEST_NAME, UnsafeMember, extract_artifact};
 pub use logs::{
-    CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, LogArchive, NINJA_LOG, NINJA_LOGS_ARCHIVE,
-    archive_ccache_logs, archive_ninja_logs, find_ninja_logs,
+    CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, CCACHE_ZSTD_LEVEL, LogArchive, NINJA_LOG,
+    NINJA_LOGS_ARCHIVE, archive_ccache_logs, archive_ninja_logs, find_ninja_logs,
 };
 pub use name::{ArchiveFormat, ArtifactName};
 pub use pack::{Packed, archive_path_for, manifest_relpaths, pack_artifact_dir};

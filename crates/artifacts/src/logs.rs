@@ -15,6 +15,8 @@ pub const NINJA_LOGS_ARCHIVE: &str = "logs/ninja_logs.tar.gz";
 pub const CCACHE_LOGS_DIR: &str = "logs/ccache";
 /// The ccache archive, relative to the build directory.
 pub const CCACHE_LOGS_ARCHIVE: &str = "logs/ccache_logs.tar.zst";
+/// The zstd level of the ccache archive unless another is asked for.
+pub const CCACHE_ZSTD_LEVEL: i32 = 3;
 
 /// A log archive that was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,9 +69,14 @@ pub fn archive_ninja_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArch
 }
 
 /// Writes [`CCACHE_LOGS_ARCHIVE`] from the files directly in [`CCACHE_LOGS_DIR`] (sorted by
-/// name, member name = file name; a symlink is stored as a symlink), atomically. `None` when
-/// there is no such directory or no file in it.
-pub fn archive_ccache_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArchive>, Error> {
+/// name, member name = file name; a symlink is stored as a symlink), compressed with zstd at
+/// `level` (see [`CCACHE_ZSTD_LEVEL`]), atomically. `None` when there is no such directory or
+/// no file in it.
+pub fn archive_ccache_logs(
+    build_dir: &Path,
+    mtime: u64,
+    level: i32,
+) -> Result<Option<LogArchive>, Error> {
     let dir = build_dir.join(CCACHE_LOGS_DIR);
     if !dir.is_dir() {
         return Ok(None);
@@ -85,7 +92,7 @@ pub fn archive_ccache_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArc
     members.sort();
     write_log_archive(
         &build_dir.join(CCACHE_LOGS_ARCHIVE),
-        Compression::Zstd { level: 3 },
+        Compression::Zstd { level },
         &members,
         mtime,
     )

@@ -175,7 +175,7 @@ pub(crate) fn platform_tag(plat_name: &str) -> String {
 }
 
 /// The distribution name as wheel file names spell it: runs of `-_.` → `_`, lower case.
-pub(crate) fn escaped_name(name: &str) -> String {
+pub fn escaped_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {

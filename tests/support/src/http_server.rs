@@ -105,6 +105,50 @@ impl HttpServer {
         }
     }
 
+    /// A static file server over `root`, as a bucket's website would serve it: `GET` and
+    /// `HEAD` of a file give its bytes, a path ending in `/` its `index.html`, anything else (or
+    /// a path with a `..` component) 404. The path is percent-decoded; a query is ignored.
+    pub fn serve_dir(root: impl Into<std::path::PathBuf>) -> Self {
+        let root = root.into();
+        Self::start(move |req| {
+            let not_found = Reply::Response {
+                status: 404,
+                headers: Vec::new(),
+                body: b"not found".to_vec(),
+            };
+            let path = req.path.split(['?', '#']).next().unwrap_or_default();
+            let Some(path) = percent_decode(path) else {
+                return not_found;
+            };
+            if path.split('/').any(|c| c == "..") {
+                return not_found;
+            }
+            let mut file = root.join(path.trim_start_matches('/'));
+            if path.ends_with('/') {
+                file.push("index.html");
+            }
+            match fs_err::read(&file) {
+                Ok(body) if req.method == "GET" || req.method == "HEAD" => {
+                    let content_type = if file.extension().is_some_and(|e| e == "html") {
+                        "text/html"
+                    } else {
+                        "application/octet-stream"
+                    };
+                    Reply::Response {
+                        status: 200,
+                        headers: vec![("content-type".into(), content_type.into())],
+                        body: if req.method == "HEAD" {
+                            Vec::new()
+                        } else {
+                            body
+                        },
+                    }
+                }
+                _ => not_found,
+            }
+        })
+    }
+
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -214,6 +258,24 @@ fn response(
     builder
         .body(Full::new(Bytes::from(body)))
         .expect("valid response")
+}
+
+/// `%XX` sequences decoded (as UTF-8); `None` for a malformed sequence or text.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -143,6 +143,24 @@ impl S3Server {
         fs_err::create_dir_all(self.root.path().join(name)).expect("create bucket");
     }
 
+    /// The `Content-Type` the server stored for an object, from its metadata record; `None`
+    /// when the object has none (or does not exist).
+    pub fn content_type(&self, bucket: &str, key: &str) -> Option<String> {
+        use base64::Engine as _;
+        let encode = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let record = self.root.path().join(format!(
+            ".bucket-{}.object-{}.metadata.json",
+            encode(bucket),
+            encode(key)
+        ));
+        let text = fs_err::read_to_string(record).ok()?;
+        let value: serde_json::Value = serde_json::from_str(&text).expect("a metadata record");
+        value
+            .get("content_type")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    }
+
     /// Requests received so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)

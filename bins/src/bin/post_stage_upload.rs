@@ -1,0 +1,87 @@
+//! Drop-in `post_stage_upload.py`: archive the ninja and ccache logs of one multi-arch build
+//! stage and upload the stage's logs (and, for `compiler-runtime`, the build manifest).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use rock_ci::block_on;
+use rock_ci::post_stage_upload::{Plan, run};
+use workflow_outputs::Platform;
+
+fn stage_name(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the stage name is empty".to_owned());
+    }
+    rock_ci::uploads::check_key_component(s, "stage").map(|()| s.to_owned())
+}
+
+fn family_name(s: &str) -> Result<String, String> {
+    rock_ci::uploads::check_key_component(s, "family").map(|()| s.to_owned())
+}
+
+/// Upload the logs of a multi-arch build stage to the CI run's S3 prefix.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true)]
+struct Args {
+    /// Workflow run id [default: `$GITHUB_RUN_ID`].
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Platform of the output paths [default: the host's].
+    #[arg(long, value_parser = rock_ci::parse_platform)]
+    platform: Option<Platform>,
+    /// Build stage (`compiler-runtime`, `math-libs`, ...).
+    #[arg(long, value_parser = stage_name)]
+    stage: String,
+    /// Build directory.
+    #[arg(long, env = "BUILD_DIR", default_value = "build")]
+    build_dir: PathBuf,
+    /// GPU family of a per-arch stage (`gfx1151`); empty for generic stages.
+    #[arg(long, default_value = "", value_parser = family_name)]
+    amdgpu_family: String,
+    /// zstd level of the ccache archive [default: 3].
+    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-131_072..=22))]
+    compression_level: Option<i32>,
+    #[command(flatten)]
+    upload: rock_ci::uploads::UploadArgs,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    let lookup = args.limits.over(github_actions::process_env);
+    let Some(run_id) = args
+        .run_id
+        .filter(|id| !id.is_empty())
+        .or_else(|| lookup("GITHUB_RUN_ID").filter(|id| !id.is_empty()))
+    else {
+        clap::Error::raw(
+            clap::error::ErrorKind::MissingRequiredArgument,
+            "--run-id is required (or set $GITHUB_RUN_ID)\n",
+        )
+        .exit();
+    };
+    let mtime = rock_ci::uploads::source_date_epoch(&lookup);
+    let plan = Plan {
+        run_id,
+        platform: args.platform.unwrap_or_else(Platform::host),
+        stage: args.stage,
+        amdgpu_family: args.amdgpu_family,
+        build_dir: args.build_dir,
+        compression_level: args
+            .compression_level
+            .unwrap_or(artifacts::CCACHE_ZSTD_LEVEL),
+        options: args.upload.options(),
+        output_dir: args.upload.output_dir,
+        preflight: args.upload.preflight,
+        mtime,
+        quiet: args.log.quiet,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr();
+    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+}

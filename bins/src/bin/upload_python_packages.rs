@@ -1,0 +1,77 @@
+//! Drop-in `upload_python_packages.py`: upload built wheels and sdists with the pages pip reads
+//! (`--find-links` and a simple index), and export the URL for later jobs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use rock_ci::block_on;
+use rock_ci::upload_python_packages::{Plan, run};
+
+/// Upload Python packages to S3 or a local directory.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true)]
+struct Args {
+    /// Directory of built packages (its `dist/` subdirectory when there is one).
+    #[arg(long)]
+    input_packages_dir: PathBuf,
+    /// Artifact group (e.g. gfx94X-dcgpu); required unless --multiarch.
+    #[arg(long, default_value = "")]
+    artifact_group: String,
+    /// Workflow run id.
+    #[arg(long)]
+    run_id: String,
+    /// Upload to this bucket instead of the run's (no fork prefix).
+    #[arg(long)]
+    bucket: Option<String>,
+    /// Multi-arch layout: no artifact group in the path; per-family indexes.
+    #[arg(long)]
+    multiarch: bool,
+    #[command(flatten)]
+    upload: rock_ci::uploads::UploadArgs,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+fn usage_error(message: &str) -> ! {
+    clap::Error::raw(
+        clap::error::ErrorKind::ArgumentConflict,
+        format!("{message}\n"),
+    )
+    .exit()
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    if args.upload.output_dir.is_some() && args.bucket.is_some() {
+        usage_error("--output-dir and --bucket are mutually exclusive");
+    }
+    if !args.multiarch {
+        if args.artifact_group.is_empty() {
+            usage_error("--artifact-group is required for single-arch builds");
+        }
+        if let Err(e) =
+            rock_ci::uploads::check_key_component(&args.artifact_group, "artifact group")
+        {
+            usage_error(&e);
+        }
+    }
+    let lookup = args.limits.over(github_actions::process_env);
+    let plan = Plan {
+        input_packages_dir: args.input_packages_dir,
+        artifact_group: args.artifact_group,
+        run_id: args.run_id,
+        bucket: args.bucket,
+        multiarch: args.multiarch,
+        options: args.upload.options(),
+        output_dir: args.upload.output_dir,
+        preflight: args.upload.preflight,
+        quiet: args.log.quiet,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr();
+    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+}

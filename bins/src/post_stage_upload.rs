@@ -1,0 +1,161 @@
+//! `post_stage_upload`: archives the ninja and ccache logs of one multi-arch build stage and
+//! uploads the stage's logs to `logs/{stage}/{family}` (and, for `compiler-runtime`, the build
+//! manifest). Everything that can be uploaded is; the run then fails naming what could not.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use storage_backend::{StorageBackend, TransferOptions};
+use workflow_outputs::{Platform, WorkflowOutputRoot};
+
+use crate::post_build_upload::MANIFEST_PATH;
+use crate::uploads::combine;
+use crate::{RunRequest, resolve_run_root};
+
+/// The one stage whose job uploads the build manifest.
+pub const MANIFEST_STAGE: &str = "compiler-runtime";
+
+/// What to do, after flags and environment are resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The workflow run id.
+    pub run_id: String,
+    /// The platform of the output paths.
+    pub platform: Platform,
+    /// The build stage (`compiler-runtime`, `math-libs`, ...).
+    pub stage: String,
+    /// The GPU family of a per-arch stage, empty for generic stages.
+    pub amdgpu_family: String,
+    /// The build directory.
+    pub build_dir: PathBuf,
+    /// zstd level of the ccache archive.
+    pub compression_level: i32,
+    /// Local staging directory instead of S3.
+    pub output_dir: Option<PathBuf>,
+    /// Only check that the destination is reachable and writable.
+    pub preflight: bool,
+    /// Transfer options (dry run, overwrite, concurrency).
+    pub options: TransferOptions,
+    /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
+    pub mtime: u64,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+/// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build (names relative
+/// to the build dir), printing the reference's lines. Returns the number of files archived.
+pub fn archive_ninja_logs(
+    build_dir: &Path,
+    mtime: u64,
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    let Some(archive) = artifacts::archive_ninja_logs(build_dir, mtime)? else {
+        writeln!(out, "[INFO] No .ninja_log files found. Skipping archive.")?;
+        return Ok(0);
+    };
+    for source in &archive.sources {
+        let arcname = source.strip_prefix(build_dir).unwrap_or(source);
+        writeln!(out, "[+] Archived: {}", arcname.display())?;
+    }
+    writeln!(
+        out,
+        "[INFO] Created ninja log archive: {} ({} files)",
+        archive.path.display(),
+        archive.sources.len()
+    )?;
+    Ok(archive.sources.len())
+}
+
+/// Uploads the build manifest to `{prefix}/manifests/therock_manifest.json` when there is one.
+async fn upload_manifest(
+    backend: &StorageBackend,
+    root: &WorkflowOutputRoot,
+    plan: &Plan,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let path = plan.build_dir.join(MANIFEST_PATH);
+    if !path.is_file() {
+        writeln!(
+            out,
+            "[INFO] No therock_manifest.json found. Skipping upload."
+        )?;
+        return Ok(());
+    }
+    writeln!(out, "[INFO] Uploading manifest {}", path.display())?;
+    backend
+        .upload_file(&path, &root.manifest_root())
+        .await
+        .with_context(|| format!("Failed to upload the manifest `{}`", path.display()))?;
+    Ok(())
+}
+
+/// Runs the whole job: progress to `out`, the bucket resolution to `log`. A missing build
+/// directory is not an error (the job may have been cancelled before building).
+pub async fn run(
+    plan: &Plan,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if !plan.build_dir.is_dir() {
+        writeln!(
+            out,
+            "[INFO] Build directory not found: {}. Nothing to upload (job may have been cancelled before building).",
+            plan.build_dir.display()
+        )?;
+        return Ok(());
+    }
+    let request = RunRequest {
+        run_id: plan.run_id.clone(),
+        platform: plan.platform,
+        repository: None,
+        release_type: None,
+        lookup_workflow_run: false,
+    };
+    let (root, selection) = resolve_run_root(&request, lookup, log)?;
+    let backend = crate::uploads::backend(
+        plan.output_dir.as_deref(),
+        plan.options,
+        selection.config().region(),
+        plan.quiet,
+        lookup,
+    )
+    .await;
+    if plan.preflight {
+        return crate::uploads::preflight(&backend, &root.root(), plan.output_dir.as_deref(), out)
+            .await;
+    }
+
+    // An archive that cannot be written does not keep the logs from being uploaded.
+    let mut failures = Vec::new();
+    writeln!(out, "Creating log archives for stage '{}'", plan.stage)?;
+    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out) {
+        writeln!(out, "[ERROR] {e:#}")?;
+        failures.push(e.context("Failed to archive the ninja logs"));
+    }
+    if let Err(e) = crate::post_build_upload::archive_ccache_logs(
+        &plan.build_dir,
+        plan.mtime,
+        plan.compression_level,
+        out,
+    ) {
+        writeln!(out, "[ERROR] {e:#}")?;
+        failures.push(e.context("Failed to archive the ccache logs"));
+    }
+    if let Some(logs) = crate::uploads::log_dir(&plan.build_dir, out)? {
+        let dest = root.log_stage_dir(&plan.stage, &plan.amdgpu_family);
+        let output_dir = plan.output_dir.as_deref();
+        if let Err(e) = crate::uploads::upload_logs(&backend, &logs, &dest, output_dir, out).await {
+            writeln!(out, "[ERROR] {e:#}")?;
+            failures.push(e);
+        }
+    }
+    if plan.stage == MANIFEST_STAGE
+        && let Err(e) = upload_manifest(&backend, &root, plan, out).await
+    {
+        writeln!(out, "[ERROR] {e:#}")?;
+        failures.push(e);
+    }
+    combine(failures)
+}

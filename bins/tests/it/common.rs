@@ -1,0 +1,74 @@
+//! Helpers of the uploaders' tests.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Writes `content` at `path`, creating its directory.
+pub(crate) fn write(path: &Path, content: &str) {
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, content).unwrap();
+}
+
+/// Bytes as text.
+pub(crate) fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `bin` with `args` in `cwd`, with only `env` in its environment.
+pub(crate) fn run_tool(bin: &str, args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
+    Command::new(bin)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// The environment pointing a tool at `server`, as `(name, value)` pairs.
+pub(crate) fn aws_env(server: &rock_ci_test_support::S3Server) -> Vec<(&'static str, String)> {
+    server.aws_env().to_vec()
+}
+
+/// `env` borrowed, for [`run_tool`].
+pub(crate) fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// Asserts that a tool succeeded, showing its output when it did not.
+pub(crate) fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// A proxy in front of `server` that answers 500 to every `PUT` whose path contains `fragment`,
+/// and the environment pointing a tool at it (one attempt per request).
+pub(crate) fn refusing_proxy(
+    server: &rock_ci_test_support::S3Server,
+    fragment: &str,
+) -> (
+    rock_ci_test_support::FaultProxy,
+    Vec<(&'static str, String)>,
+) {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains(fragment),
+        ),
+    );
+    let mut env = aws_env(server);
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL", proxy.endpoint()),
+        ("ROCK_CI_MAX_ATTEMPTS", "1".to_owned()),
+    ]);
+    (proxy, env)
+}

@@ -1,0 +1,373 @@
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use rock_ci_test_support::{
+    Fault, FaultPlan, FaultProxy, Rule, S3Server, assert_fails_with, files_under,
+};
+
+use crate::common::{assert_ok, borrowed, run_tool, text, write};
+
+fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
+    run_tool(env!("CARGO_BIN_EXE_post_stage_upload"), args, env, cwd)
+}
+
+/// A stage's build dir: logs (raw ccache logs among them), ninja logs at two depths and the
+/// manifest.
+fn stage_build(root: &Path) -> PathBuf {
+    let build = root.join("build");
+    for (rel, content) in [
+        ("logs/rocBLAS_build.log", "build log"),
+        ("logs/rocBLAS_configure.log", "configure log"),
+        ("logs/ccache/ccache.log", "ccache log"),
+        ("logs/ccache/ccache_stats.log", "stats"),
+        (".ninja_log", "# ninja log v6\n1\t2\t0\ta.o\tabc\n"),
+        (
+            "compiler/llvm/build/.ninja_log",
+            "# ninja log v6\n3\t4\t0\tb.o\tdef\n",
+        ),
+        ("base/aux-overlay/build/therock_manifest.json", "{}"),
+    ] {
+        write(&build.join(rel), content);
+    }
+    build
+}
+
+fn members(archive: &Path) -> Vec<String> {
+    let data = fs_err::read(archive).unwrap();
+    let reader: Box<dyn std::io::Read> = if archive.extension().unwrap() == "gz" {
+        Box::new(flate2::read::GzDecoder::new(&data[..]))
+    } else {
+        Box::new(zstd::stream::read::Decoder::new(&data[..]).unwrap())
+    };
+    tar::Archive::new(reader)
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().display().to_string())
+        .collect()
+}
+
+// Spec §18.10: a per-arch stage's keys; raw ccache logs stay local, their archive goes up;
+// the manifest only with `compiler-runtime`.
+#[test]
+fn per_arch_stage_logs_go_to_stage_and_family() {
+    let t = tempfile::tempdir().unwrap();
+    let build = stage_build(t.path());
+    let out = run(
+        &[
+            "--run-id",
+            "12345",
+            "--platform",
+            "linux",
+            "--stage",
+            "math-libs",
+            "--amdgpu-family",
+            "gfx1151",
+            "--output-dir",
+            "staging",
+        ],
+        &[],
+        t.path(),
+    );
+    assert_ok(&out);
+    assert_eq!(
+        files_under(&t.path().join("staging")),
+        [
+            "12345-linux/logs/math-libs/gfx1151/ccache_logs.tar.zst",
+            "12345-linux/logs/math-libs/gfx1151/ninja_logs.tar.gz",
+            "12345-linux/logs/math-libs/gfx1151/rocBLAS_build.log",
+            "12345-linux/logs/math-libs/gfx1151/rocBLAS_configure.log",
+        ]
+    );
+    assert_eq!(
+        members(&build.join("logs/ninja_logs.tar.gz")),
+        [".ninja_log", "compiler/llvm/build/.ninja_log"]
+    );
+    assert_eq!(
+        members(&build.join("logs/ccache_logs.tar.zst")),
+        ["ccache.log", "ccache_stats.log"]
+    );
+    // The sources stay.
+    assert!(build.join("logs/ccache/ccache.log").is_file());
+    let stdout = text(&out.stdout);
+    for line in [
+        "Creating log archives for stage 'math-libs'",
+        "[+] Archived: compiler/llvm/build/.ninja_log",
+        "[INFO] Created ninja log archive: build/logs/ninja_logs.tar.gz (2 files)",
+        "[+] Archived ccache log: ccache_stats.log",
+        "[INFO] Created ccache_logs.tar.zst (0MB from 2 files)",
+        "[INFO] Uploaded 4 log files to staging/12345-linux/logs/math-libs/gfx1151 (0 unchanged)",
+    ] {
+        assert!(stdout.contains(line), "{line} not in\n{stdout}");
+    }
+    // The bucket resolution goes to stderr.
+    assert!(text(&out.stderr).contains("  bucket: therock-ci-artifacts"));
+
+    // compiler-runtime, no family: no family directory, and the manifest at the run's root.
+    let out = run(
+        &[
+            "--run-id",
+            "12345",
+            "--stage",
+            "compiler-runtime",
+            "--amdgpu-family=",
+            "--output-dir",
+            "staging2",
+        ],
+        &[],
+        t.path(),
+    );
+    assert_ok(&out);
+    let staged = files_under(&t.path().join("staging2/12345-linux"));
+    assert!(staged.contains(&"logs/compiler-runtime/rocBLAS_build.log".to_owned()));
+    assert!(staged.contains(&"manifests/therock_manifest.json".to_owned()));
+    assert_eq!(staged.len(), 5, "{staged:?}");
+}
+
+// Spec §18.10: a fork's root and the windows platform from the flag.
+#[test]
+fn fork_root_and_platform_flag() {
+    let t = tempfile::tempdir().unwrap();
+    write(&t.path().join("build/logs/build.log"), "x");
+    let out = run(
+        &[
+            "--run-id",
+            "12345",
+            "--platform",
+            "windows",
+            "--stage",
+            "math-libs",
+            "--amdgpu-family",
+            "gfx1151",
+            "--output-dir",
+            "staging",
+        ],
+        &[("GITHUB_REPOSITORY", "Fork/TheRock")],
+        t.path(),
+    );
+    assert_ok(&out);
+    assert_eq!(
+        files_under(&t.path().join("staging")),
+        ["Fork-TheRock/12345-windows/logs/math-libs/gfx1151/build.log"]
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("[INFO] No .ninja_log files found. Skipping archive."),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn nothing_to_do_and_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    // A build dir without ninja logs or a logs dir: `logs/` is not created.
+    fs_err::create_dir_all(t.path().join("build/sub")).unwrap();
+    let out = run(
+        &["--stage", "foundation", "--output-dir", "staging"],
+        &[("GITHUB_RUN_ID", "7")],
+        t.path(),
+    );
+    assert_ok(&out);
+    assert!(!t.path().join("build/logs").exists());
+    assert!(!t.path().join("staging").exists());
+    assert!(text(&out.stdout).contains("Skipping upload."));
+    // A missing build dir is fine (the job may have been cancelled before building).
+    let out = run(
+        &[
+            "--run-id",
+            "1",
+            "--stage",
+            "x",
+            "--build-dir",
+            "/nonexistent/path",
+        ],
+        &[],
+        t.path(),
+    );
+    assert_ok(&out);
+    assert!(
+        text(&out.stdout).contains("[INFO] Build directory not found: /nonexistent/path."),
+        "{}",
+        text(&out.stdout)
+    );
+
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case<'_>] = &[
+        (
+            &["--stage", "x"],
+            &[],
+            "--run-id is required (or set $GITHUB_RUN_ID)",
+        ),
+        (
+            &["--stage", "x"],
+            &[("GITHUB_RUN_ID", "")],
+            "--run-id is required",
+        ),
+        (&["--run-id", "1"], &[], "--stage"),
+        (
+            &["--run-id", "1", "--stage", "../x"],
+            &[],
+            "stage `../x` contains `/`",
+        ),
+        (
+            &["--run-id", "1", "--stage", "s", "--amdgpu-family", ".."],
+            &[],
+            "family `..` is not a name",
+        ),
+        (
+            &["--run-id", "1", "--stage", ""],
+            &[],
+            "the stage name is empty",
+        ),
+        (
+            &["--run-id", "1", "--stage", "s", "--platform", "solaris"],
+            &[],
+            "solaris",
+        ),
+        (
+            &["--run-id", "1", "--stage", "s", "--compression-level", "99"],
+            &[],
+            "99",
+        ),
+        (
+            &["--run-id", "1", "--st", "s", "--o", "x"],
+            &[],
+            "ambiguous option: --o could match --output-dir, --overwrite",
+        ),
+    ];
+    for (args, env, message) in cases {
+        assert_fails_with(&run(args, env, t.path()), 2, message, &format!("{args:?}"));
+    }
+}
+
+/// A dry run prints every planned upload and stages nothing; the archives are still written
+/// (as the reference does).
+#[test]
+fn dry_run() {
+    let t = tempfile::tempdir().unwrap();
+    stage_build(t.path());
+    let out = run(
+        &[
+            "--run-id",
+            "3",
+            "--stage",
+            "compiler-runtime",
+            "--output-dir",
+            "staging",
+            "--dry-run",
+        ],
+        &[],
+        t.path(),
+    );
+    assert_ok(&out);
+    let stdout = text(&out.stdout);
+    let planned = stdout
+        .lines()
+        .filter(|l| l.starts_with("[DRY RUN] "))
+        .count();
+    // Two logs, two archives, the manifest.
+    assert_eq!(planned, 5, "{stdout}");
+    assert!(!t.path().join("staging").exists());
+    assert!(t.path().join("build/logs/ninja_logs.tar.gz").is_file());
+}
+
+/// On S3, with content types; a log the server refuses is named, the rest (the manifest
+/// too) still goes up; an archive that cannot be written is named, and the logs still go up.
+#[test]
+fn s3_uploads_what_it_can_and_names_what_it_could_not() {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let t = tempfile::tempdir().unwrap();
+    stage_build(t.path());
+    let aws = crate::common::aws_env(&server);
+    let env = borrowed(&aws);
+    let args = ["--run-id", "55", "--stage", "compiler-runtime"];
+    let out = run(&args, &env, t.path());
+    assert_ok(&out);
+    let bucket = "therock-ci-artifacts";
+    for (key, content_type) in [
+        (
+            "55-linux/logs/compiler-runtime/rocBLAS_build.log",
+            "text/plain",
+        ),
+        (
+            "55-linux/logs/compiler-runtime/ninja_logs.tar.gz",
+            "application/gzip",
+        ),
+        (
+            "55-linux/logs/compiler-runtime/ccache_logs.tar.zst",
+            "application/zstd",
+        ),
+        (
+            "55-linux/manifests/therock_manifest.json",
+            "application/json",
+        ),
+    ] {
+        assert_eq!(
+            server.content_type(bucket, key).as_deref(),
+            Some(content_type),
+            "{key}"
+        );
+    }
+    assert!(
+        !server
+            .root()
+            .join(bucket)
+            .join("55-linux/logs/compiler-runtime/ccache")
+            .exists()
+    );
+
+    // Through a proxy that refuses one log every time, with the ccache archive's place taken
+    // by a directory.
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains("rocBLAS_configure.log"),
+        ),
+    );
+    let endpoint = proxy.endpoint();
+    let mut env = env.clone();
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("ROCK_CI_MAX_ATTEMPTS", "2"),
+    ]);
+    let build = t.path().join("build");
+    fs_err::remove_file(build.join("logs/ccache_logs.tar.zst")).unwrap();
+    fs_err::create_dir_all(build.join("logs/ccache_logs.tar.zst/x")).unwrap();
+    write(&build.join("logs/late.log"), "late");
+    fs_err::remove_file(
+        server
+            .root()
+            .join(bucket)
+            .join("55-linux/manifests/therock_manifest.json"),
+    )
+    .unwrap();
+    let out = run(
+        &["--run-id", "56", "--stage", "compiler-runtime"],
+        &env,
+        t.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("56-linux/logs/compiler-runtime/rocBLAS_configure.log"),
+        "{err}"
+    );
+    assert!(err.contains("Failed to archive the ccache logs"), "{err}");
+    let stored = server.root().join(bucket).join("56-linux");
+    for rel in [
+        "logs/compiler-runtime/late.log",
+        "logs/compiler-runtime/rocBLAS_build.log",
+        "logs/compiler-runtime/ninja_logs.tar.gz",
+        "manifests/therock_manifest.json",
+    ] {
+        assert!(stored.join(rel).is_file(), "{rel} was not uploaded: {err}");
+    }
+    assert!(
+        !stored
+            .join("logs/compiler-runtime/rocBLAS_configure.log")
+            .exists()
+    );
+}
