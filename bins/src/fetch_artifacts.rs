@@ -133,9 +133,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let include = compile(&request.include, "include")?;
     let exclude = compile(&request.exclude, "exclude")?;
-    let backend = backend(request, lookup, out).await?.with_reporter(Arc::new(
-        crate::progress::Progress::for_stderr(request.quiet),
-    ));
+    let backend = backend(request, lookup, out).await?;
     let base_uri = backend.base_uri();
     writeln!(out, "Retrieving artifacts from '{base_uri}'")?;
     let all = backend
@@ -184,6 +182,10 @@ pub async fn run(
         writeln!(out, "Skipping downloads since --dry-run was set")?;
         return Ok(());
     }
+    let bytes = selected.iter().map(|e| e.size).sum();
+    let backend = backend.with_reporter(Arc::new(
+        crate::progress::Progress::for_stderr(request.quiet).with_totals(selected.len(), bytes),
+    ));
 
     fetch_selected(&backend, selected, request, out).await
 }

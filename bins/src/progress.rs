@@ -1,5 +1,7 @@
-//! Progress of transfers: one bar per file when stderr is a terminal; nothing extra otherwise
-//! (the tools print one line per finished artifact, which is what CI logs want).
+//! Progress of transfers when stderr is a terminal: one overall bar (bytes done of the total,
+//! rate, time left, files left) above one bar per transfer in flight, both moved by bytes as
+//! they arrive. Nothing extra otherwise (the tools print one line per finished artifact and a
+//! totals line, which is what CI logs want).
 
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
@@ -43,6 +45,8 @@ pub struct Progress {
     multi: Option<MultiProgress>,
     bars: Mutex<HashMap<usize, ProgressBar>>,
     next: AtomicUsize,
+    /// The overall bar, with the number of files not yet done.
+    overall: Option<(ProgressBar, AtomicUsize)>,
 }
 
 impl Progress {
@@ -56,7 +60,28 @@ impl Progress {
             multi,
             bars: Mutex::new(HashMap::new()),
             next: AtomicUsize::new(1),
+            overall: None,
         }
+    }
+
+    /// Adds the overall bar: `files` transfers of `bytes` in all.
+    #[must_use]
+    pub fn with_totals(mut self, files: usize, bytes: u64) -> Self {
+        if let Some(multi) = &self.multi {
+            let bar = multi.add(ProgressBar::new(bytes));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:.bold} [{bar:20}] {bytes:>9}/{total_bytes:<9} {bytes_per_sec:>11} ETA {eta:<3} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_prefix("Total");
+            bar.set_message(format!("{files} left"));
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
+            self.overall = Some((bar, AtomicUsize::new(files)));
+        }
+        self
     }
 
     fn bars(&self) -> std::sync::MutexGuard<'_, HashMap<usize, ProgressBar>> {
@@ -73,7 +98,7 @@ impl Reporter for Progress {
             let bar = multi.add(ProgressBar::new(size));
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{msg:40!} {bar:30} {bytes:>10}/{total_bytes:<10} {bytes_per_sec:>12} {eta}",
+                    "{msg:32!} {bar:16} {bytes:>9}/{total_bytes:<9} {bytes_per_sec:>11}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
@@ -87,11 +112,24 @@ impl Reporter for Progress {
         if let Some(bar) = self.bars().get(&id) {
             bar.inc(bytes);
         }
+        if let Some((bar, _)) = &self.overall {
+            bar.inc(bytes);
+        }
     }
 
     fn on_transfer_complete(&self, id: usize) {
         if let Some(bar) = self.bars().remove(&id) {
             bar.finish_and_clear();
+        }
+        if let Some((bar, left)) = &self.overall {
+            let before = left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .unwrap_or(0);
+            let now = before.saturating_sub(1);
+            bar.set_message(format!("{now} left"));
+            if now == 0 {
+                bar.finish_and_clear();
+            }
         }
     }
 }

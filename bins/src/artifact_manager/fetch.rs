@@ -56,34 +56,15 @@ pub struct FetchRequest {
     pub exclude_artifacts: String,
     /// `--allow-empty`: finding no archive at all is not an error.
     pub allow_empty: bool,
+    /// No progress bars.
+    pub quiet: bool,
 }
 
 /// Runs `fetch`.
 pub async fn fetch(request: &FetchRequest, lines: &Lines) -> anyhow::Result<()> {
     let topology = request.checkout.load_topology()?;
-    let inbound: BTreeSet<&str> = if request.stage == build_topology::ALL_STAGES {
-        let all = topology.artifacts_to_fetch(&request.stage)?;
-        lines.line(format!("Fetching all {} artifacts", all.len()));
-        all
-    } else {
-        if topology.stage(&request.stage).is_err() {
-            return Err(unknown_stage(&topology, &request.stage, lines));
-        }
-        let inbound = topology.inbound_artifacts(&request.stage)?;
-        if inbound.is_empty() {
-            lines.line(format!(
-                "Stage '{}' has no inbound artifacts",
-                request.stage
-            ));
-            return Ok(());
-        }
-        lines.line(format!(
-            "Stage '{}' needs {} artifacts: {}",
-            request.stage,
-            inbound.len(),
-            joined(inbound.iter().copied())
-        ));
-        inbound
+    let Some(inbound) = inbound(&topology, &request.stage, lines)? else {
+        return Ok(());
     };
     // Both exclusion lists are checked before anything is listed or created.
     let excluded_components = parse_excluded_components(&request.exclude_components)?;
@@ -157,7 +138,43 @@ pub async fn fetch(request: &FetchRequest, lines: &Lines) -> anyhow::Result<()> 
         ));
     }
     lines.line(format!("\nDownloading {} artifacts...", chosen.len()));
+    let bytes = listed
+        .iter()
+        .filter(|e| chosen.contains(&e.file_name))
+        .map(|e| e.size)
+        .sum();
+    let backend = backend.with_reporter(Arc::new(
+        crate::progress::Progress::for_stderr(request.quiet).with_totals(chosen.len(), bytes),
+    ));
     transfer(request, &backend, chosen, lines).await
+}
+
+/// The artifacts `fetch --stage {stage}` wants, with the plan line printed; `None` when the
+/// stage has none.
+fn inbound<'a>(
+    topology: &'a build_topology::BuildTopology,
+    stage: &str,
+    lines: &Lines,
+) -> anyhow::Result<Option<BTreeSet<&'a str>>> {
+    if stage == build_topology::ALL_STAGES {
+        let all = topology.artifacts_to_fetch(stage)?;
+        lines.line(format!("Fetching all {} artifacts", all.len()));
+        return Ok(Some(all));
+    }
+    if topology.stage(stage).is_err() {
+        return Err(unknown_stage(topology, stage, lines));
+    }
+    let inbound = topology.inbound_artifacts(stage)?;
+    if inbound.is_empty() {
+        lines.line(format!("Stage '{stage}' has no inbound artifacts"));
+        return Ok(None);
+    }
+    lines.line(format!(
+        "Stage '{stage}' needs {} artifacts: {}",
+        inbound.len(),
+        joined(inbound.iter().copied())
+    ));
+    Ok(Some(inbound))
 }
 
 /// Fetches `chosen`, one line per artifact as it completes, then the totals.

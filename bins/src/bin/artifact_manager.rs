@@ -284,7 +284,7 @@ fn compression(kind: &str, level: Option<i32>) -> Result<Compression, Usage> {
     Ok(Compression::Zstd { level })
 }
 
-async fn run(command: Command, lines: &Lines) -> anyhow::Result<()> {
+async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()> {
     use rock_ci::artifact_manager as am;
     match command {
         Command::Fetch(a) => {
@@ -310,6 +310,7 @@ async fn run(command: Command, lines: &Lines) -> anyhow::Result<()> {
                 exclude_components: a.exclude_components,
                 exclude_artifacts: a.exclude_artifacts,
                 allow_empty: a.allow_empty,
+                quiet,
             };
             am::fetch(&request, lines).await
         }
@@ -355,5 +356,5 @@ fn main() -> ExitCode {
     let cli: Cli = rock_ci::parse_args();
     cli.log.init_logging();
     let lines = Lines::new(Box::new(std::io::stdout()));
-    rock_ci::block_on(run(cli.command, &lines))
+    rock_ci::block_on(run(cli.command, cli.log.quiet, &lines))
 }

@@ -849,7 +849,10 @@ fn bad_input_fails_clearly() {
 /// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
 /// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
 #[test]
-#[expect(clippy::too_many_lines, reason = "push, an interrupted fetch, and its rerun")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "push, an interrupted fetch, and its rerun"
+)]
 fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     let p = Pipeline::new();
     let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "400")];
@@ -963,5 +966,89 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     assert_eq!(
         fs_err::read_to_string(out.join("core/stage/lib/big.so")).unwrap(),
         noise
+    );
+}
+
+/// On a terminal, the overall bar moves with the bytes as they arrive: a redraw mid-transfer
+/// shows some but not all of the bytes (the display is read through a pseudo-terminal).
+#[test]
+fn the_terminal_display_moves_mid_transfer() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "500")];
+    let build = p.path("b1");
+    let noise = rock_ci_test_support::incompressible_text(3 << 20, 0x5eed);
+    exploded(
+        &build,
+        "core_lib_generic",
+        "core/stage",
+        &[("lib/big.so", &noise)],
+    );
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            build.to_str().unwrap(),
+            "--platform",
+            "linux",
+            "--compression-level",
+            "1",
+        ],
+        env,
+    );
+    let proxy = FaultProxy::start(
+        p.server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Throttle {
+                bytes_per_sec: 1 << 20,
+            })
+            .method("GET"),
+        ),
+    );
+    let fetch = format!(
+        "{} fetch --stage libs --bootstrap --platform linux --output-dir {}",
+        env!("CARGO_BIN_EXE_artifact_manager"),
+        p.path("b2").display()
+    );
+    // `script` runs the command on a pseudo-terminal and copies what it draws to stdout.
+    let out = Command::new("script")
+        .args(["-qfec", &fetch, "/dev/null"])
+        .env_clear()
+        .envs(p.server.aws_env())
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .env("THEROCK_DIR", p.path("therock"))
+        .env("TERM", "xterm")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let drawn = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    assert!(out.status.success(), "{drawn}");
+    // "Total [====>    ]  1.25 MiB/3.01 MiB ...": the done and total columns of each redraw.
+    let redraws: Vec<(String, String)> = drawn
+        .lines()
+        .filter_map(|l| l.split_once("Total").map(|(_, rest)| rest.to_owned()))
+        .filter_map(|rest| {
+            let (_, counts) = rest.split_once(']')?;
+            let mut words = counts.split_whitespace();
+            let done = format!("{} {}", words.next()?, words.next()?);
+            let (done, total) = done
+                .split_once('/')
+                .map(|(d, t)| (d.to_owned(), t.to_owned()))?;
+            Some((done, format!("{total} {}", words.next()?)))
+        })
+        .collect();
+    assert!(!redraws.is_empty(), "no overall bar drawn:\n{drawn}");
+    let mid = redraws
+        .iter()
+        .filter(|(done, total)| done != "0 B" && done != total)
+        .count();
+    assert!(
+        mid >= 2,
+        "the overall bar never showed a transfer in progress: {redraws:?}"
+    );
+    assert!(
+        drawn.contains("core_lib_generic.tar.zst"),
+        "a bar per transfer in flight: {drawn}"
     );
 }

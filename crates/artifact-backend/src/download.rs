@@ -236,11 +236,9 @@ impl ArtifactBackend {
             .await
             .map_err(|e| FileError::write(&partial, e))?;
         if offset < size {
-            let parts = object_parts(b, &loc, (offset, size), &etag);
-            offset += write_parts(parts, &mut file, &partial, &mut hasher, |n| {
-                b.reporter.on_transfer_progress(id, n);
-            })
-            .await?;
+            let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
+            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes);
+            offset += write_parts(parts, &mut file, &partial, &mut hasher).await?;
         }
         file.flush()
             .await
@@ -311,6 +309,7 @@ fn ranged_parts<'a>(
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
+    on_bytes: &'a (dyn Fn(u64) + Send + Sync),
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
     let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(move |i| {
@@ -320,7 +319,7 @@ fn ranged_parts<'a>(
     futures::stream::iter(ranges)
         .map(move |(first, last)| async move {
             b.storage()
-                .read_range(loc, (first, last), etag)
+                .read_range(loc, (first, last), etag, on_bytes)
                 .await
                 .map_err(|e| Error::from_s3(e, loc))
         })
@@ -328,21 +327,24 @@ fn ranged_parts<'a>(
 }
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
-/// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way.
+/// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way. `on_bytes` hears of the
+/// bytes as they arrive.
 pub(crate) fn object_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
+    on_bytes: &'a (dyn Fn(u64) + Send + Sync),
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
     if end - start > PARALLEL_THRESHOLD {
-        Box::pin(ranged_parts(b, loc, (start, end), etag))
+        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes))
     } else {
         Box::pin(futures::stream::once(single_get(
             b,
             loc,
             (start, end),
             etag,
+            on_bytes,
         )))
     }
 }
@@ -353,12 +355,13 @@ async fn single_get(
     loc: &StorageLocation,
     (start, end): (u64, u64),
     etag: &str,
+    on_bytes: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<Vec<bytes::Bytes>, Error> {
     if start == end {
         return Ok(Vec::new());
     }
     b.storage()
-        .read_range(loc, (start, end - 1), etag)
+        .read_range(loc, (start, end - 1), etag, on_bytes)
         .await
         .map_err(|e| Error::from_s3(e, loc))
 }
@@ -370,7 +373,6 @@ async fn write_parts(
     file: &mut tokio::fs::File,
     partial: &Path,
     hasher: &mut Sha256,
-    progress: impl Fn(u64),
 ) -> Result<u64, Error> {
     use futures::StreamExt as _;
     let mut received = 0u64;
@@ -381,7 +383,6 @@ async fn write_parts(
                 .await
                 .map_err(|e| FileError::write(partial, e))?;
             received += segment.len() as u64;
-            progress(segment.len() as u64);
         }
     }
     Ok(received)

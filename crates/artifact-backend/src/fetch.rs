@@ -714,7 +714,8 @@ impl ArtifactBackend {
                 let (size, etag) = crate::download::head_version(b, &loc).await?;
                 let id = b.reporter.on_transfer_start(key, size);
                 // Pinned to the version just seen.
-                let mut parts = crate::download::object_parts(b, &loc, (0, size), &etag);
+                let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
+                let mut parts = crate::download::object_parts(b, &loc, (0, size), &etag, &on_bytes);
                 while let Some(part) = parts.next().await {
                     let part = match part {
                         Ok(part) => part,
@@ -725,8 +726,6 @@ impl ArtifactBackend {
                             return Err(e);
                         }
                     };
-                    let n: u64 = part.iter().map(|c| c.len() as u64).sum();
-                    b.reporter.on_transfer_progress(id, n);
                     let (hashed, part) = digest.update(part).await;
                     digest = hashed;
                     if tx.send(Ok(part)).await.is_err() {

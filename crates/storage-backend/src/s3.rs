@@ -247,12 +247,14 @@ impl S3StorageBackend {
     /// Bytes `first..=last` of `loc`, only of the version `etag` (when not empty). A body that
     /// breaks off, stalls or ends early is asked for again from the byte it reached, with
     /// backoff, up to the client's attempts; each retry is logged and counted. Fewer bytes
-    /// than asked for is an error, never a shorter answer.
+    /// than asked for is an error, never a shorter answer. `on_bytes` is told of every piece
+    /// as it arrives (a piece received again after a failure is not told twice).
     pub async fn read_range(
         &self,
         loc: &StorageLocation,
         (first, last): (u64, u64),
         etag: &str,
+        on_bytes: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Vec<bytes::Bytes>, Error> {
         let location = format!("{} (bytes {first}-{last})", loc.s3_uri());
         // What arrived so far and where the next attempt starts; no lock is held across an
@@ -266,7 +268,7 @@ impl S3StorageBackend {
         self.retrying("download", &location, last + 1 - first, || async {
             let (mut parts, mut offset) = (Vec::new(), state().1);
             let result = self
-                .read_into(loc, last, etag, &mut parts, &mut offset)
+                .read_into(loc, last, etag, (&mut parts, &mut offset), on_bytes)
                 .await;
             let mut kept = state();
             kept.0.append(&mut parts);
@@ -287,8 +289,8 @@ impl S3StorageBackend {
         loc: &StorageLocation,
         last: u64,
         etag: &str,
-        parts: &mut Vec<bytes::Bytes>,
-        offset: &mut u64,
+        (parts, offset): (&mut Vec<bytes::Bytes>, &mut u64),
+        on_bytes: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<(), Error> {
         let start = *offset;
         let mut body = self
@@ -312,6 +314,7 @@ impl S3StorageBackend {
                 ));
             }
             *offset += chunk.len() as u64;
+            on_bytes(chunk.len() as u64);
             parts.push(chunk);
         }
         if *offset != last + 1 {

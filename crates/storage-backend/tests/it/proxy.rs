@@ -164,13 +164,21 @@ async fn every_fault_kind_on_every_operation_is_retried() {
             }
             match what {
                 "ranged GET" => {
-                    let got = s3.read_range(&target, (1000, 2_000_999), "").await;
+                    let told = std::sync::atomic::AtomicU64::new(0);
+                    let on_bytes = |n| {
+                        told.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    };
+                    let got = s3
+                        .read_range(&target, (1000, 2_000_999), "", &on_bytes)
+                        .await;
                     let got = got.unwrap_or_else(|e| panic!("{case}: {e:?}")).concat();
                     assert!(
                         got == original[1000..2_001_000],
                         "{case}: {} bytes",
                         got.len()
                     );
+                    // Progress counts each byte once, retries and resumes included.
+                    assert_eq!(told.into_inner(), 2_000_000, "{case}");
                 }
                 "whole GET" => {
                     let got = s3.get_small(&target).await;

@@ -532,7 +532,9 @@ async fn a_silent_endpoint_fails_within_the_limits() {
     let errors = vec![
         s3.head_object(&target).await.unwrap_err(),
         s3.list_prefix("bkt", "run/", true).await.unwrap_err(),
-        s3.read_range(&target, (0, 9), "").await.unwrap_err(),
+        s3.read_range(&target, (0, 9), "", &|_| {})
+            .await
+            .unwrap_err(),
         backend.upload_file(&file, &target).await.unwrap_err(),
         backend
             .preflight(Direction::Upload, &loc("bkt", "run"))
