@@ -201,8 +201,8 @@ async fn run_jobs(
         .map(|(key, job)| {
             let permits = compress_permits.clone();
             async move {
-                let (path, was_compressed) = match job {
-                    Job::Upload { path, .. } => (path, false),
+                let (path, was_compressed, sha) = match job {
+                    Job::Upload { path, .. } => (path, false, None),
                     Job::Compress { dir, name } => {
                         let _permit = permits.acquire_owned().await;
                         let dest = cache.join(&key);
@@ -218,7 +218,7 @@ async fn run_jobs(
                                     "  ++ Compressed {name} (files={}, uncompressed_size={} bytes) -> {key} (compressed_size={} bytes, sha256={})",
                                     p.files, p.uncompressed_size, p.archive.size, p.archive.sha256
                                 ));
-                                (p.archive.path, true)
+                                (p.archive.path, true, Some(p.archive.sha256))
                             }
                             Err(e) => {
                                 lines.line(format!("  !! Failed to compress {name}: {e:#}"));
@@ -229,7 +229,7 @@ async fn run_jobs(
                 };
                 let size = fs_err::metadata(&path).map_or(0, |m| m.len());
                 lines.line(format!("  ++ Uploading {key} (compressed_size={size} bytes)"));
-                let result = backend.upload_artifact(&path, &key).await;
+                let result = backend.upload_artifact_hashed(&path, &key, sha).await;
                 match &result {
                     Ok(sha) => lines.line(format!(
                         "  ++ Uploaded {key} and {key}.sha256sum (sha256={sha})"

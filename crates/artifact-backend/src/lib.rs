@@ -435,10 +435,24 @@ impl ArtifactBackend {
     /// `{source}.sha256sum` must match the file (else nothing is uploaded); without one, the
     /// sidecar is computed.
     pub async fn upload_artifact(&self, source: &Path, key: &str) -> Result<String, Error> {
+        self.upload_artifact_hashed(source, key, None).await
+    }
+
+    /// [`ArtifactBackend::upload_artifact`] of an archive whose SHA-256 the caller computed as
+    /// it wrote it (`Some`): the file is not read again to hash it.
+    pub async fn upload_artifact_hashed(
+        &self,
+        source: &Path,
+        key: &str,
+        sha256: Option<String>,
+    ) -> Result<String, Error> {
         if !source.is_file() {
             return Err(Error::MissingSource(source.to_path_buf()));
         }
-        let sha = storage_backend::sha256_file(source).await?;
+        let sha = match sha256 {
+            Some(sha) => sha,
+            None => storage_backend::sha256_file(source).await?,
+        };
         let local_sidecar = PathBuf::from(format!("{}.sha256sum", source.display()));
         if local_sidecar.is_file() {
             let text = fs_err::read_to_string(&local_sidecar)
@@ -461,7 +475,9 @@ impl ArtifactBackend {
                     storage_backend::TransferOptions::default(),
                 )
                 .with_reporter(b.reporter.clone());
-                backend.upload_file(source, &b.root.artifact(key)).await?;
+                backend
+                    .upload_file_hashed(source, &b.root.artifact(key), Some(sha.clone()))
+                    .await?;
                 b.storage()
                     .put_bytes(
                         sidecar_text.into_bytes(),

@@ -321,8 +321,19 @@ impl StorageBackend {
         source: &Path,
         dest: &StorageLocation,
     ) -> Result<Outcome, Error> {
+        self.upload_file_hashed(source, dest, None).await
+    }
+
+    /// [`StorageBackend::upload_file`] of a file whose SHA-256 the caller already computed
+    /// (`Some`): it is recorded as is, the file is not read an extra time to hash it.
+    pub async fn upload_file_hashed(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
+        sha256: Option<String>,
+    ) -> Result<Outcome, Error> {
         match self {
-            StorageBackend::S3(b) => b.upload_file(source, dest).await,
+            StorageBackend::S3(b) => b.upload_file(source, dest, sha256).await,
             StorageBackend::Local(b) => b.upload_file(source, dest).await,
         }
     }

@@ -524,6 +524,7 @@ impl S3StorageBackend {
         &self,
         source: &Path,
         dest: &StorageLocation,
+        known_sha256: Option<String>,
     ) -> Result<Outcome, Error> {
         let size = crate::source_size(source).await?;
         let content_type = crate::infer_content_type(&source.to_string_lossy());
@@ -537,17 +538,22 @@ impl S3StorageBackend {
         // A small file is read once: hashed and sent from memory.
         let small = size <= self.common.options.multipart_threshold;
         let (sha, contents) = if small {
-            // Read and hash off the async workers.
+            // Read (and hash, unless known) off the async workers.
             let path = source.to_path_buf();
             let (sha, data) = crate::blocking(move || {
                 let data = fs_err::read(&path).map_err(|e| FileError::read(&path, e))?;
-                let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+                let sha = known_sha256.unwrap_or_else(|| {
+                    hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data))
+                });
                 Ok::<_, Error>((sha, data))
             })
             .await?;
             (sha, Some(data))
         } else {
-            (sha256_file(source).await?, None)
+            match known_sha256 {
+                Some(sha) => (sha, None),
+                None => (sha256_file(source).await?, None),
+            }
         };
         match self.common.options.overwrite {
             Overwrite::Always => {}
