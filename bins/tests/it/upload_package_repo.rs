@@ -8,7 +8,9 @@ use rock_ci_test_support::{
     sha256_hex,
 };
 
-use crate::common::{assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, write};
+use crate::common::{
+    assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, through_proxy, write,
+};
 
 const BUCKET: &str = "therock-ci-artifacts";
 
@@ -377,18 +379,45 @@ fn deb_repository_works_with_apt_and_merges() {
     assert_eq!(check_deb_consistent(&repo), 3);
 }
 
-/// A run that fails half-way (the server refuses `Release`) leaves the published repository
-/// as it was and usable; the next run lists the package the failed one uploaded.
-#[test]
-fn deb_failure_half_way_keeps_the_repository_consistent() {
+/// A server with the bucket, a working directory, and the deb repository of run `run_id`
+/// published from `one/` (`amdrocm-foo` 1.0).
+struct Published {
+    server: S3Server,
+    t: tempfile::TempDir,
+    aws: Vec<(&'static str, String)>,
+    repo: PathBuf,
+}
+
+fn published_deb(run_id: &str) -> Published {
     let server = S3Server::start();
     server.create_bucket(BUCKET);
     let t = tempfile::tempdir().unwrap();
     build_deb(&t.path().join("one"), "amdrocm-foo", "1.0");
     let aws = aws_env(&server);
+    assert_ok(&publish("deb", run_id, "one", &borrowed(&aws), t.path()));
+    let repo = server
+        .root()
+        .join(BUCKET)
+        .join(format!("{run_id}-linux/packages/deb"));
+    Published {
+        server,
+        t,
+        aws,
+        repo,
+    }
+}
+
+/// A run that fails half-way (the server refuses `Release`) leaves the published repository
+/// as it was and usable; the next run lists the package the failed one uploaded.
+#[test]
+fn deb_failure_half_way_keeps_the_repository_consistent() {
+    let Published {
+        server,
+        t,
+        aws,
+        repo,
+    } = published_deb("7");
     let env = borrowed(&aws);
-    assert_ok(&publish("deb", "7", "one", &env, t.path()));
-    let repo = server.root().join(BUCKET).join("7-linux/packages/deb");
     let release_before = fs_err::read(repo.join("dists/stable/Release")).unwrap();
 
     build_deb(&t.path().join("two"), "amdrocm-new", "1.0");
@@ -459,9 +488,7 @@ fn deb_concurrent_publishers_lose_nothing() {
                 }),
         ),
     );
-    let mut env = aws_env(&server);
-    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.push(("AWS_ENDPOINT_URL", proxy.endpoint()));
+    let env = through_proxy(&server, &proxy, None);
     let out = publish("deb", "8", "mine", &borrowed(&env), t.path());
     assert_ok(&out);
     assert!(other_ran.load(Ordering::SeqCst));
@@ -489,14 +516,13 @@ fn deb_concurrent_publishers_lose_nothing() {
     reason = "one table of failures on one published repository"
 )]
 fn unreadable_indexes_and_bad_input_are_errors() {
-    let server = S3Server::start();
-    server.create_bucket(BUCKET);
-    let t = tempfile::tempdir().unwrap();
-    build_deb(&t.path().join("one"), "amdrocm-foo", "1.0");
-    let aws = aws_env(&server);
+    let Published {
+        server,
+        t,
+        aws,
+        repo,
+    } = published_deb("9");
     let env = borrowed(&aws);
-    assert_ok(&publish("deb", "9", "one", &env, t.path()));
-    let repo = server.root().join(BUCKET).join("9-linux/packages/deb");
     let release = fs_err::read(repo.join("dists/stable/Release")).unwrap();
 
     // The server fails every read of the index.
@@ -509,12 +535,7 @@ fn unreadable_indexes_and_bad_input_are_errors() {
                 .path_contains("/dists/"),
         ),
     );
-    let mut faulty = aws_env(&server);
-    faulty.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    faulty.extend([
-        ("AWS_ENDPOINT_URL", proxy.endpoint()),
-        ("ROCK_CI_MAX_ATTEMPTS", "1".to_owned()),
-    ]);
+    let faulty = through_proxy(&server, &proxy, Some(1));
     assert_fails_with(
         &publish("deb", "9", "two", &borrowed(&faulty), t.path()),
         1,
@@ -735,15 +756,15 @@ fn rpm_repository_works_with_dnf_and_merges() {
         t.path(),
     );
     tool("createrepo_c", &["--update", "--no-database", "."], &copy);
-    let primary = files_under(&copy.join("repodata"))
-        .into_iter()
-        .find(|f| f.ends_with("primary.xml.gz"))
+    // The primary metadata its new repomd.xml lists (older files stay beside it).
+    let repomd = fs_err::read_to_string(copy.join("repodata/repomd.xml")).unwrap();
+    let primary = repomd
+        .split("href=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .find(|href| href.ends_with("-primary.xml.gz"))
         .unwrap();
-    let xml = tool(
-        "zcat",
-        &[copy.join("repodata").join(primary).to_str().unwrap()],
-        &copy,
-    );
+    let xml = tool("zcat", &[copy.join(primary).to_str().unwrap()], &copy);
     assert!(xml.contains("packages=\"3\""), "{xml}");
 
     // A failure at repomd.xml leaves the published repository as it was.
