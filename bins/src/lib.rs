@@ -9,6 +9,7 @@ pub mod fetch_artifacts;
 pub mod post_build_upload;
 pub mod post_stage_upload;
 pub mod progress;
+pub mod upload_package_repo;
 pub mod upload_python_packages;
 pub mod upload_tarballs;
 pub mod uploads;

@@ -64,11 +64,22 @@ pub(crate) fn refusing_proxy(
                 .path_contains(fragment),
         ),
     );
+    let env = through_proxy(server, &proxy, Some(1));
+    (proxy, env)
+}
+
+/// The environment pointing a tool at `server` through `proxy`, with `attempts` per request
+/// when given.
+pub(crate) fn through_proxy(
+    server: &rock_ci_test_support::S3Server,
+    proxy: &rock_ci_test_support::FaultProxy,
+    attempts: Option<u32>,
+) -> Vec<(&'static str, String)> {
     let mut env = aws_env(server);
     env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.extend([
-        ("AWS_ENDPOINT_URL", proxy.endpoint()),
-        ("ROCK_CI_MAX_ATTEMPTS", "1".to_owned()),
-    ]);
-    (proxy, env)
+    env.push(("AWS_ENDPOINT_URL", proxy.endpoint()));
+    if let Some(n) = attempts {
+        env.push(("ROCK_CI_MAX_ATTEMPTS", n.to_string()));
+    }
+    env
 }

@@ -9,5 +9,6 @@ mod fetch_artifacts;
 mod post_build_upload;
 mod post_stage_upload;
 mod robustness;
+mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;

@@ -18,6 +18,8 @@ pub enum S3ErrorKind {
     Unavailable,
     /// The response was malformed or ended early.
     BadResponse,
+    /// A conditional write found the object changed (created, replaced) by someone else.
+    Conflict,
     /// Anything else.
     Other,
 }
@@ -42,6 +44,7 @@ impl fmt::Display for S3ErrorKind {
             S3ErrorKind::NotFound => "not found",
             S3ErrorKind::Unavailable => "service unavailable",
             S3ErrorKind::BadResponse => "malformed or incomplete response",
+            S3ErrorKind::Conflict => "changed by someone else meanwhile",
             S3ErrorKind::Other => "request failed",
         })
     }
@@ -174,6 +177,9 @@ where
         SdkError::ResponseError(_) => S3ErrorKind::BadResponse,
         SdkError::ServiceError(service) => match (service.err().code(), err.status()) {
             (Some("NoSuchBucket"), _) => S3ErrorKind::NoSuchBucket,
+            (Some("PreconditionFailed" | "ConditionalRequestConflict"), _) | (_, Some(412)) => {
+                S3ErrorKind::Conflict
+            }
             (Some("NoSuchKey" | "NotFound" | "NoSuchUpload"), _) | (None, Some(404)) => {
                 S3ErrorKind::NotFound
             }

@@ -44,7 +44,7 @@ pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client};
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;
-pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend};
+pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend, WriteCondition};
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).
 pub const SHA256_METADATA_KEY: &str = "sha256";

@@ -40,6 +40,26 @@ pub struct ObjectHead {
     pub metadata: std::collections::HashMap<String, String>,
 }
 
+/// The state an object must be in for a conditional write ([`S3StorageBackend::put_bytes_if`])
+/// to land.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteCondition {
+    /// No object exists under the key (`If-None-Match: *`).
+    Absent,
+    /// The object is still the version with this `ETag` (`If-Match`), as a HEAD or GET
+    /// returned it.
+    Matches(String),
+}
+
+impl std::fmt::Display for WriteCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteCondition::Absent => f.write_str("if absent"),
+            WriteCondition::Matches(etag) => write!(f, "if still {etag}"),
+        }
+    }
+}
+
 /// One object of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedObject {
@@ -383,20 +403,52 @@ impl S3StorageBackend {
             return Ok(Outcome::Planned);
         }
         let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
-        self.put_object(data, dest, content_type, &sha).await?;
+        self.put_object(data, dest, content_type, &sha, None)
+            .await?;
         Ok(Outcome::Transferred)
     }
 
-    /// One `PutObject` of `data`, unsigned payload, with its content type and SHA-256.
+    /// Writes `data` as object `dest` as [`S3StorageBackend::put_bytes`] does, but only when
+    /// `condition` holds when the write lands (S3 conditional writes): a write that finds the
+    /// object created or replaced by someone else fails with an [`Error::S3`] of kind
+    /// [`S3ErrorKind::Conflict`] and changes nothing.
+    pub async fn put_bytes_if(
+        &self,
+        data: Vec<u8>,
+        dest: &StorageLocation,
+        condition: &WriteCondition,
+    ) -> Result<Outcome, Error> {
+        let content_type = crate::infer_content_type(dest.relative_path());
+        if self.common.dry_run_line(&format!(
+            "[DRY RUN] {} bytes -> {} ({content_type}, {condition})",
+            data.len(),
+            dest.s3_uri()
+        )) {
+            return Ok(Outcome::Planned);
+        }
+        let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+        self.put_object(data, dest, content_type, &sha, Some(condition))
+            .await?;
+        Ok(Outcome::Transferred)
+    }
+
+    /// One `PutObject` of `data`, unsigned payload, with its content type and SHA-256, under
+    /// `condition` when there is one.
     async fn put_object(
         &self,
         data: Vec<u8>,
         dest: &StorageLocation,
         content_type: &str,
         sha: &str,
+        condition: Option<&WriteCondition>,
     ) -> Result<(), Error> {
         let size = data.len() as u64;
         let data = bytes::Bytes::from(data);
+        let (if_match, if_none_match) = match condition {
+            None => (None, None),
+            Some(WriteCondition::Absent) => (None, Some("*".to_owned())),
+            Some(WriteCondition::Matches(etag)) => (Some(etag.clone()), None),
+        };
         self.retrying("upload", &dest.s3_uri(), size, || async {
             self.sdk()
                 .put_object()
@@ -405,6 +457,8 @@ impl S3StorageBackend {
                 .content_type(content_type)
                 .content_length(i64::try_from(size).unwrap_or(i64::MAX))
                 .metadata(SHA256_METADATA_KEY, sha)
+                .set_if_match(if_match.clone())
+                .set_if_none_match(if_none_match.clone())
                 .body(ByteStream::from(data.clone()))
                 .customize()
                 .disable_payload_signing()
@@ -572,7 +626,8 @@ impl S3StorageBackend {
         let id = self.common.reporter.on_transfer_start(&dest.s3_uri(), size);
         if let Some(data) = contents {
             let size = data.len() as u64;
-            self.put_object(data, dest, content_type, &sha).await?;
+            self.put_object(data, dest, content_type, &sha, None)
+                .await?;
             self.common.reporter.on_transfer_progress(id, size);
         } else {
             self.multipart_upload(source, dest, size, content_type, &sha, id)
@@ -914,7 +969,7 @@ impl S3StorageBackend {
                 let probe = location.join(crate::PREFLIGHT_PROBE_KEY);
                 let data = b"rock-ci write check\n".to_vec();
                 let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
-                self.put_object(data, &probe, crate::DEFAULT_CONTENT_TYPE, &sha)
+                self.put_object(data, &probe, crate::DEFAULT_CONTENT_TYPE, &sha, None)
                     .await
                     .map_err(|e| named(e, None))?;
                 self.retrying(op, &probe.s3_uri(), 0, || async {

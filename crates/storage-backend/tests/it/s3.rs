@@ -554,3 +554,46 @@ async fn a_silent_endpoint_fails_within_the_limits() {
         assert!(text.contains("within 2 s"), "{text}");
     }
 }
+
+/// Conditional writes: `Absent` creates once, `Matches` replaces only the version read, and a
+/// lost race is a `Conflict` that leaves the object as the winner wrote it.
+#[tokio::test(flavor = "multi_thread")]
+async fn conditional_writes_detect_other_writers() {
+    use storage_backend::WriteCondition;
+    let server = S3Server::start();
+    server.create_bucket("repos");
+    let b = backend(&server, TransferOptions::default()).await;
+    let StorageBackend::S3(s3) = &b else {
+        unreachable!()
+    };
+    let index = loc("repos", "repo/index");
+    s3.put_bytes_if(b"one".to_vec(), &index, &WriteCondition::Absent)
+        .await
+        .unwrap();
+    let err = s3
+        .put_bytes_if(b"two".to_vec(), &index, &WriteCondition::Absent)
+        .await
+        .unwrap_err();
+    assert_eq!(err.s3_kind(), Some(S3ErrorKind::Conflict), "{err}");
+    let first = s3.head_object(&index).await.unwrap().unwrap().etag;
+    // Someone else replaces it: a write conditioned on the version read first is refused.
+    s3.put_bytes(b"other".to_vec(), &index).await.unwrap();
+    let err = s3
+        .put_bytes_if(
+            b"mine".to_vec(),
+            &index,
+            &WriteCondition::Matches(first.clone()),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.s3_kind(), Some(S3ErrorKind::Conflict), "{err}");
+    assert!(err.to_string().contains("changed by someone else"), "{err}");
+    assert_eq!(stored(&server, "repos", "repo/index"), b"other");
+    // Conditioned on the current version, it lands.
+    let current = s3.head_object(&index).await.unwrap().unwrap().etag;
+    assert_ne!(current, first);
+    s3.put_bytes_if(b"mine".to_vec(), &index, &WriteCondition::Matches(current))
+        .await
+        .unwrap();
+    assert_eq!(stored(&server, "repos", "repo/index"), b"mine");
+}

@@ -1,0 +1,44 @@
+//! Drop-in `upload_package_repo.py`: publish built `.deb` or `.rpm` packages as an APT or
+//! YUM/DNF repository in the run's S3 prefix, merged with the repository already there.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use rock_ci::block_on;
+use rock_ci::upload_package_repo::{PkgType, Plan, run};
+
+/// Publish a package repository to S3.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true)]
+struct Args {
+    /// The kind of packages and repository.
+    #[arg(long, value_enum)]
+    pkg_type: PkgType,
+    /// The workflow run whose prefix receives the repository.
+    #[arg(long)]
+    run_id: String,
+    /// The directory of built packages (its top-level packages are moved into the repository
+    /// layout).
+    #[arg(long)]
+    package_dir: PathBuf,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    let lookup = args.limits.over(github_actions::process_env);
+    let plan = Plan {
+        pkg_type: args.pkg_type,
+        run_id: args.run_id,
+        package_dir: args.package_dir,
+        quiet: args.log.quiet,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr();
+    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+}

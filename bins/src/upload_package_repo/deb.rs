@@ -1,0 +1,481 @@
+//! APT repository metadata, generated here: the control stanza of a `.deb` (an `ar` archive
+//! whose `control.tar[.gz|.xz|.zst]` member holds `./control`), the `Packages` index in the
+//! field order of `dpkg-scanpackages`, its merge with an earlier index, and the `Release` file
+//! with the checksums and the by-hash flag that let a client fetch indexes by content.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use file_tree::FileError;
+
+/// The fields of a binary package index stanza in the order `dpkg-scanpackages` writes them
+/// (dpkg's `CTRL_INDEX_PKG` order); any other field follows in its control-file order.
+const FIELD_ORDER: &[&str] = &[
+    "Package",
+    "Package-Type",
+    "Source",
+    "Version",
+    "Kernel-Version",
+    "Built-For-Profiles",
+    "Auto-Built-Package",
+    "Architecture",
+    "Subarchitecture",
+    "Installer-Menu-Item",
+    "Build-Essential",
+    "Essential",
+    "Protected",
+    "Origin",
+    "Bugs",
+    "Maintainer",
+    "Installed-Size",
+    "Pre-Depends",
+    "Depends",
+    "Recommends",
+    "Suggests",
+    "Enhances",
+    "Conflicts",
+    "Breaks",
+    "Replaces",
+    "Provides",
+    "Built-Using",
+    "Static-Built-Using",
+    "Filename",
+    "Size",
+    "MD5sum",
+    "SHA1",
+    "SHA256",
+    "Section",
+    "Priority",
+    "Multi-Arch",
+    "Homepage",
+    "Description",
+    "Tag",
+    "Task",
+];
+
+/// The digests and size of a file, as index stanzas and `Release` list them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests {
+    /// Size in bytes.
+    pub size: u64,
+    /// MD5, lowercase hex.
+    pub md5: String,
+    /// SHA-1, lowercase hex.
+    pub sha1: String,
+    /// SHA-256, lowercase hex.
+    pub sha256: String,
+}
+
+impl Digests {
+    /// The digests of `data`.
+    pub fn of(data: &[u8]) -> Self {
+        use md5::Digest as _;
+        Self {
+            size: data.len() as u64,
+            md5: hex::encode(md5::Md5::digest(data)),
+            sha1: hex::encode(sha1::Sha1::digest(data)),
+            sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(data)),
+        }
+    }
+
+    /// The digests of the file at `path`, read in pieces.
+    pub fn of_file(path: &Path) -> anyhow::Result<Self> {
+        use md5::Digest as _;
+        let mut file = fs_err::File::open(path)?;
+        let (mut md5, mut sha1) = (md5::Md5::new(), sha1::Sha1::new());
+        let mut sha256 = <sha2::Sha256 as sha2::Digest>::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut size = 0u64;
+        loop {
+            let n = file.read(&mut buf).map_err(|e| FileError::read(path, e))?;
+            if n == 0 {
+                break;
+            }
+            md5.update(&buf[..n]);
+            sha1.update(&buf[..n]);
+            sha2::Digest::update(&mut sha256, &buf[..n]);
+            size += n as u64;
+        }
+        Ok(Self {
+            size,
+            md5: hex::encode(md5.finalize()),
+            sha1: hex::encode(sha1.finalize()),
+            sha256: hex::encode(sha2::Digest::finalize(sha256)),
+        })
+    }
+}
+
+/// The members of an `ar` archive, as (name, bytes), in archive order.
+fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
+    let mut rest = data
+        .strip_prefix(b"!<arch>\n")
+        .ok_or("not an ar archive (no `!<arch>` magic)")?;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        if rest.len() < 60 || &rest[58..60] != b"`\n" {
+            return Err("a damaged ar member header".into());
+        }
+        let field = |range: std::ops::Range<usize>| {
+            String::from_utf8_lossy(&rest[range]).trim_end().to_owned()
+        };
+        let name = field(0..16);
+        let name = name.strip_suffix('/').unwrap_or(&name).to_owned();
+        let size: usize = field(48..58)
+            .parse()
+            .map_err(|_| format!("member `{name}` has no valid size"))?;
+        let body = rest
+            .get(60..60 + size)
+            .ok_or_else(|| format!("member `{name}` is cut short"))?;
+        out.push((name, body));
+        rest = rest.get(60 + size + size % 2..).unwrap_or_default();
+    }
+    Ok(out)
+}
+
+/// The text of the `control` file of the binary package `data` (the bytes of a `.deb`).
+pub fn control_of(data: &[u8]) -> Result<String, String> {
+    let members = ar_members(data)?;
+    if members.first().map(|(n, _)| n.as_str()) != Some("debian-binary") {
+        return Err("not a Debian binary package (no leading `debian-binary` member)".into());
+    }
+    let (name, body) = members
+        .iter()
+        .find(|(n, _)| n.starts_with("control.tar"))
+        .ok_or("no `control.tar` member")?;
+    let reader: Box<dyn Read + '_> = match name.as_str() {
+        "control.tar" => Box::new(*body),
+        "control.tar.gz" => Box::new(flate2::read::GzDecoder::new(*body)),
+        "control.tar.xz" => Box::new(liblzma::read::XzDecoder::new(*body)),
+        "control.tar.zst" => {
+            Box::new(zstd::stream::read::Decoder::new(*body).map_err(|e| format!("`{name}`: {e}"))?)
+        }
+        other => return Err(format!("unsupported control member `{other}`")),
+    };
+    let mut archive = tar::Archive::new(reader);
+    for entry in archive.entries().map_err(|e| format!("`{name}`: {e}"))? {
+        let mut entry = entry.map_err(|e| format!("`{name}`: {e}"))?;
+        let path = entry
+            .path()
+            .map_err(|e| format!("`{name}`: {e}"))?
+            .to_string_lossy()
+            .into_owned();
+        if path.trim_start_matches("./") == "control" {
+            let mut text = String::new();
+            entry
+                .read_to_string(&mut text)
+                .map_err(|e| format!("`{name}`/control: {e}"))?;
+            return Ok(text);
+        }
+    }
+    Err(format!("`{name}` holds no `control` file"))
+}
+
+/// The fields of one deb822 paragraph as (name, value); a value keeps its continuation lines
+/// (`\n` plus the line as written).
+fn fields(paragraph: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in paragraph.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            let (_, value) = out
+                .last_mut()
+                .ok_or_else(|| format!("a continuation line before any field: `{line}`"))?;
+            value.push('\n');
+            value.push_str(line);
+        } else {
+            let (name, value) = line
+                .split_once(':')
+                .ok_or_else(|| format!("a line that is no field: `{line}`"))?;
+            out.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    Ok(out)
+}
+
+/// The index stanza of a package whose control file is `control`, stored at `filename`
+/// (relative to the repository root) with `digests`: every control field, the file's fields
+/// added, in the order of `dpkg-scanpackages`; lines joined by `\n`, no trailing newline.
+pub fn stanza(control: &str, filename: &str, digests: &Digests) -> Result<String, String> {
+    let mut fields = fields(control)?;
+    if !fields
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("Package"))
+    {
+        return Err("the control file has no `Package` field".into());
+    }
+    fields.retain(|(n, _)| {
+        !["Filename", "Size", "MD5sum", "SHA1", "SHA256"]
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(n))
+    });
+    fields.extend([
+        ("Filename".to_owned(), filename.to_owned()),
+        ("Size".to_owned(), digests.size.to_string()),
+        ("MD5sum".to_owned(), digests.md5.clone()),
+        ("SHA1".to_owned(), digests.sha1.clone()),
+        ("SHA256".to_owned(), digests.sha256.clone()),
+    ]);
+    let rank = |name: &str| {
+        FIELD_ORDER
+            .iter()
+            .position(|f| f.eq_ignore_ascii_case(name))
+    };
+    // Known fields first in dpkg's order (with dpkg's spelling), the rest as they came.
+    let mut known: Vec<(usize, String, String)> = Vec::new();
+    let mut other = Vec::new();
+    for (name, value) in fields {
+        match rank(&name) {
+            Some(i) => known.push((i, FIELD_ORDER[i].to_owned(), value)),
+            None => other.push((name, value)),
+        }
+    }
+    known.sort_by_key(|(i, _, _)| *i);
+    let lines: Vec<String> = known
+        .into_iter()
+        .map(|(_, n, v)| (n, v))
+        .chain(other)
+        .map(|(n, v)| format!("{n}: {v}"))
+        .collect();
+    Ok(lines.join("\n"))
+}
+
+/// The stanzas of a `Packages` index keyed by their `Filename`. Lines are right-trimmed;
+/// a stanza without `Filename` makes the index unusable here, and so does text that is not
+/// UTF-8 (the caller names the object).
+pub fn parse_packages(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut flush = |current: &mut Vec<&str>| -> Result<(), String> {
+        if current.is_empty() {
+            return Ok(());
+        }
+        let filename = current
+            .iter()
+            .find_map(|l| l.strip_prefix("Filename:"))
+            .map(str::trim)
+            .ok_or_else(|| {
+                format!(
+                    "a stanza without `Filename` (it starts `{}`)",
+                    current[0].escape_debug()
+                )
+            })?;
+        out.insert(filename.to_owned(), current.join("\n"));
+        current.clear();
+        Ok(())
+    };
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            flush(&mut current)?;
+        } else {
+            current.push(line);
+        }
+    }
+    flush(&mut current)?;
+    Ok(out)
+}
+
+/// The `Packages` index of `stanzas`: sorted by `Filename`, each stanza followed by an empty
+/// line.
+pub fn packages_text(stanzas: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    for stanza in stanzas.values() {
+        out.push_str(stanza);
+        out.push_str("\n\n");
+    }
+    out
+}
+
+/// `data` compressed with gzip at level 9, as `gzip -9c` does (no name, no time).
+pub fn gzip(data: &[u8]) -> anyhow::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(data)?;
+    Ok(encoder.finish()?)
+}
+
+/// The `Release` file of the repository: the reference's header fields, `Acquire-By-Hash:
+/// yes`, and the `MD5Sum`, `SHA1` and `SHA256` lists of `files` (path below `dists/stable`,
+/// digests). `date` is the `Date:` value.
+pub fn release_text(job_type: &str, date: &str, files: &[(&str, &Digests)]) -> String {
+    let mut out = format!(
+        "Origin: AMD ROCm\nLabel: ROCm {job_type} Packages\nSuite: stable\nCodename: stable\nArchitectures: amd64\nComponents: main\nDescription: ROCm APT Repository\nDate: {date}\nAcquire-By-Hash: yes\n"
+    );
+    type Pick = fn(&Digests) -> &str;
+    let sections: [(&str, Pick); 3] = [
+        ("MD5Sum", |d| &d.md5),
+        ("SHA1", |d| &d.sha1),
+        ("SHA256", |d| &d.sha256),
+    ];
+    for (section, pick) in sections {
+        if files.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{section}:");
+        for (path, digests) in files {
+            let _ = writeln!(out, " {} {:16} {path}", pick(digests), digests.size);
+        }
+    }
+    out
+}
+
+/// What a `Release` file says about one index file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseEntry {
+    /// Its SHA-256.
+    pub sha256: String,
+    /// Its size.
+    pub size: u64,
+}
+
+/// The `SHA256` entry of `path` in the `Release` text `release`, and whether the release
+/// says `Acquire-By-Hash: yes`.
+pub fn release_entry(release: &str, path: &str) -> (Option<ReleaseEntry>, bool) {
+    let by_hash = release.lines().any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case("Acquire-By-Hash") && v.trim().eq_ignore_ascii_case("yes")
+        })
+    });
+    let mut in_sha256 = false;
+    for line in release.lines() {
+        if !line.starts_with([' ', '\t']) {
+            in_sha256 = line.trim_end() == "SHA256:";
+            continue;
+        }
+        if !in_sha256 {
+            continue;
+        }
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let [sha256, size, name] = parts[..]
+            && name == path
+            && let Ok(size) = size.parse()
+        {
+            return (
+                Some(ReleaseEntry {
+                    sha256: sha256.to_ascii_lowercase(),
+                    size,
+                }),
+                by_hash,
+            );
+        }
+    }
+    (None, by_hash)
+}
+
+/// The stanza of the package file at `path`, to be stored at `filename`.
+pub fn stanza_of_file(path: &Path, filename: &str) -> anyhow::Result<String> {
+    let data = fs_err::read(path)?;
+    let control = control_of(&data).map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))?;
+    stanza(&control, filename, &Digests::of(&data))
+        .map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))
+        .with_context(|| format!("Cannot index `{}`", path.display()))
+}
+
+/// Fails unless `text` is UTF-8; names `what`.
+pub fn utf8(bytes: Vec<u8>, what: &str) -> anyhow::Result<String> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => bail!(
+            "`{what}` is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stanza_in_dpkg_order() {
+        let control = "Package: amdrocm-foo\nVersion: 1.0\nDescription: Foo\n long text\n .\n more\nX-Custom: y\nDepends: libc6\nArchitecture: amd64\nmaintainer: Me <me@example.com>\n";
+        let d = Digests::of(b"abc");
+        let s = stanza(control, "pool/main/f.deb", &d).unwrap();
+        assert_eq!(
+            s,
+            format!(
+                "Package: amdrocm-foo\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Me <me@example.com>\nDepends: libc6\nFilename: pool/main/f.deb\nSize: 3\nMD5sum: 900150983cd24fb0d6963f7d28e17f72\nSHA1: a9993e364706816aba3e25717850c26c9cd0d89d\nSHA256: {}\nDescription: Foo\n long text\n .\n more\nX-Custom: y",
+                d.sha256
+            )
+        );
+        assert!(stanza("Version: 1\n", "x", &d).is_err());
+    }
+
+    #[test]
+    fn packages_round_trip_and_merge() {
+        let text =
+            "Package: a\nFilename: pool/main/b.deb  \n\n\nPackage: c\nFilename: pool/main/a.deb\n";
+        let map = parse_packages(text).unwrap();
+        assert_eq!(
+            map.keys().collect::<Vec<_>>(),
+            ["pool/main/a.deb", "pool/main/b.deb"]
+        );
+        assert_eq!(
+            packages_text(&map),
+            "Package: c\nFilename: pool/main/a.deb\n\nPackage: a\nFilename: pool/main/b.deb\n\n"
+        );
+        assert!(
+            parse_packages("Package: x\nVersion: 1\n")
+                .unwrap_err()
+                .contains("without `Filename`")
+        );
+    }
+
+    #[test]
+    fn release_lists_checksums() {
+        let p = Digests::of(b"Package: a\n");
+        let gz = Digests::of(b"zz");
+        let r = release_text(
+            "ci",
+            "Mon, 01 Jan 2024 00:00:00 UTC",
+            &[
+                ("main/binary-amd64/Packages", &p),
+                ("main/binary-amd64/Packages.gz", &gz),
+            ],
+        );
+        assert!(
+            r.starts_with("Origin: AMD ROCm\nLabel: ROCm ci Packages\n"),
+            "{r}"
+        );
+        assert!(
+            r.contains(&format!(
+                "SHA256:\n {}               11 main/binary-amd64/Packages\n",
+                p.sha256
+            )),
+            "{r}"
+        );
+        let (entry, by_hash) = release_entry(&r, "main/binary-amd64/Packages");
+        assert!(by_hash);
+        assert_eq!(
+            entry,
+            Some(ReleaseEntry {
+                sha256: p.sha256.clone(),
+                size: 11
+            })
+        );
+        assert_eq!(release_entry(&r, "nope").0, None);
+        assert!(!release_entry("Origin: x\n", "x").1);
+    }
+
+    #[test]
+    fn damaged_packages_are_refused() {
+        assert!(
+            control_of(b"garbage")
+                .unwrap_err()
+                .contains("not an ar archive")
+        );
+        assert!(
+            control_of(
+                b"!<arch>\ndebian-binary   0           0     0     100644  4         `\n2.0\n"
+            )
+            .unwrap_err()
+            .contains("no `control.tar` member")
+        );
+    }
+}
