@@ -596,9 +596,8 @@ impl S3StorageBackend {
             let path = source.to_path_buf();
             let (sha, data) = crate::blocking(move || {
                 let data = fs_err::read(&path).map_err(|e| FileError::read(&path, e))?;
-                let sha = known_sha256.unwrap_or_else(|| {
-                    hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data))
-                });
+                let sha = known_sha256
+                    .unwrap_or_else(|| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data)));
                 Ok::<_, Error>((sha, data))
             })
             .await?;
