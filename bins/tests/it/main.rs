@@ -1,6 +1,7 @@
 //! End-to-end tests of the command-line tools.
 
 mod artifact_manager;
+mod bucket_info;
 mod build_python_packages;
 mod ci_layout;
 mod elf_patch;
