@@ -6,6 +6,7 @@
 
 pub mod artifact_manager;
 pub mod fetch_artifacts;
+pub mod install_rocm;
 pub mod post_build_upload;
 pub mod progress;
 

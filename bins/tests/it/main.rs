@@ -6,5 +6,6 @@ mod build_python_packages;
 mod ci_layout;
 mod elf_patch;
 mod fetch_artifacts;
+mod install_rocm;
 mod post_build_upload;
 mod robustness;
