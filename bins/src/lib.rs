@@ -6,6 +6,7 @@
 
 pub mod artifact_manager;
 pub mod fetch_artifacts;
+pub mod install_rocm;
 pub mod post_build_upload;
 pub mod post_stage_upload;
 pub mod progress;
@@ -309,15 +310,46 @@ pub fn resolve_run_root(
     lookup: &dyn Fn(&str) -> Option<String>,
     log: &mut dyn Write,
 ) -> anyhow::Result<(WorkflowOutputRoot, BucketSelection)> {
-    let ctx = RunContext::from_lookup(lookup)?
-        .with_overrides(request.repository.clone(), request.release_type);
+    let selection = select_run_bucket(
+        request.repository.clone(),
+        request.release_type,
+        request
+            .lookup_workflow_run
+            .then_some(request.run_id.as_str()),
+        lookup,
+        log,
+    )?;
+    let root = WorkflowOutputRoot::for_workflow_run(&request.run_id, request.platform, &selection)?;
+    Ok((root, selection))
+}
+
+/// Selects the artifacts bucket of a run as the reference's
+/// `get_artifacts_bucket_config_for_workflow_run` does, printing the same block to `log`:
+/// repository and release type given or else from the environment (an explicit release type
+/// leaves `RELEASE_TYPE` unread), fork evidence from the GitHub API for `workflow_run_id`, or
+/// else from the current run's event payload.
+pub fn select_run_bucket(
+    repository: Option<GithubRepository>,
+    release_type: Option<ReleaseType>,
+    workflow_run_id: Option<&str>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    log: &mut dyn Write,
+) -> anyhow::Result<BucketSelection> {
+    let env = |var: &str| {
+        if var == workflow_outputs::EnvVars::RELEASE_TYPE && release_type.is_some() {
+            None
+        } else {
+            lookup(var)
+        }
+    };
+    let ctx = RunContext::from_lookup(env)?.with_overrides(repository, release_type);
     writeln!(log, "Retrieving bucket info for workflow run...")?;
     writeln!(log, "  github_repository: {}", ctx.repository)?;
     writeln!(log, "  release_type: {}", ctx.release_type)?;
     let run;
-    let fork = if request.lookup_workflow_run {
+    let fork = if let Some(run_id) = workflow_run_id {
         let client = GithubClient::from_lookup(lookup);
-        run = client.workflow_run(ctx.repository.as_str(), &request.run_id)?;
+        run = client.workflow_run(ctx.repository.as_str(), run_id)?;
         writeln!(log, "  workflow_run_id: {}", run.id)?;
         writeln!(
             log,
@@ -351,8 +383,7 @@ pub fn resolve_run_root(
             "  Fork PR detected, skipping OIDC (using runner base credentials)"
         )?;
     }
-    let root = WorkflowOutputRoot::for_workflow_run(&request.run_id, request.platform, &selection)?;
-    Ok((root, selection))
+    Ok(selection)
 }
 
 #[cfg(test)]

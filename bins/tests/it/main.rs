@@ -1,11 +1,13 @@
 //! End-to-end tests of the command-line tools.
 
 mod artifact_manager;
+mod bucket_info;
 mod build_python_packages;
 mod ci_layout;
 mod common;
 mod elf_patch;
 mod fetch_artifacts;
+mod install_rocm;
 mod post_build_upload;
 mod post_stage_upload;
 mod robustness;

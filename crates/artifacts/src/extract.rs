@@ -437,17 +437,53 @@ pub fn extract_artifact<R: Read>(
             let _ = file.file().set_modified(mtime);
         }
     }
-    for entry in entries {
-        let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
-        ex.entry(entry)?;
+    ex.rest(entries)
+}
+
+/// Extracts the tar stream `tar_stream` of a plain archive `archive` (no artifact manifest:
+/// a release tarball) into `dest`, every member kept at its stored path, with the safety rules
+/// and times of [`extract_artifact`].
+pub fn extract_tree<R: Read>(
+    archive: &str,
+    tar_stream: R,
+    dest: &Path,
+) -> Result<Extracted, Error> {
+    let mut tar = tar::Archive::new(tar_stream);
+    let entries = tar
+        .entries()
+        .map_err(|e| FileError::read(Path::new(archive), e))?;
+    let ex = Extractor {
+        archive,
+        dest,
+        layout: Layout::Full,
+        // The empty path: every member is below it.
+        relpaths: vec![Vec::new()],
+        written: HashMap::new(),
+        dirs: HashSet::new(),
+        dir_times: Vec::new(),
+        buffer: vec![0; 256 << 10],
+        out: Extracted::default(),
+    };
+    ex.rest(entries)
+}
+
+impl Extractor<'_> {
+    /// Extracts the remaining members, then gives directories their times.
+    fn rest<R: Read>(mut self, entries: tar::Entries<'_, R>) -> Result<Extracted, Error> {
+        let archive = self.archive;
+        for entry in entries {
+            let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
+            self.entry(entry)?;
+        }
+        let mut ex = self;
+        // Writing into a directory changes its mtime: directories get theirs last, deepest first.
+        // (Symlinks keep the time of extraction, as with Python's `tarfile`: the standard library
+        // cannot set a link's own times.)
+        ex.dir_times
+            .sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
+        for (path, mtime) in &ex.dir_times {
+            set_dir_mtime(path, *mtime);
+        }
+        Ok(ex.out)
     }
-    // Writing into a directory changes its mtime: directories get theirs last, deepest first.
-    // (Symlinks keep the time of extraction, as with Python's `tarfile`: the standard library
-    // cannot set a link's own times.)
-    ex.dir_times
-        .sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
-    for (path, mtime) in &ex.dir_times {
-        set_dir_mtime(path, *mtime);
-    }
-    Ok(ex.out)
 }

@@ -169,7 +169,8 @@ pub fn default_version(version_json: &str) -> Result<String, Error> {
     Ok(format!("{version}.dev0"))
 }
 
-fn valid_yyyymmdd(date: &str) -> bool {
+/// Whether `date` is a real calendar date written `YYYYMMDD`.
+pub fn valid_yyyymmdd(date: &str) -> bool {
     if date.len() != 8 || !date.bytes().all(|b| b.is_ascii_digit()) {
         return false;
     }

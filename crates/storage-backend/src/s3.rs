@@ -67,6 +67,8 @@ pub struct ListedObject {
     pub key: String,
     /// Size in bytes.
     pub size: u64,
+    /// When it was last written, when the server says.
+    pub last_modified: Option<std::time::SystemTime>,
 }
 
 /// The body of a GET, read as it arrives.
@@ -522,9 +524,14 @@ impl S3StorageBackend {
                     Ok(page)
                 })
                 .await?;
-            out.extend(page.contents().iter().map(|object| ListedObject {
-                key: object.key().unwrap_or_default().to_owned(),
-                size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
+            out.extend(page.contents().iter().map(|object| {
+                ListedObject {
+                    key: object.key().unwrap_or_default().to_owned(),
+                    size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
+                    last_modified: object
+                        .last_modified()
+                        .and_then(|t| std::time::SystemTime::try_from(*t).ok()),
+                }
             }));
             if page.is_truncated() != Some(true) {
                 return Ok(out);

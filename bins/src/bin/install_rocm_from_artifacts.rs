@@ -1,0 +1,110 @@
+//! Drop-in `install_rocm_from_artifacts.py`: installs a ROCm tree into an output directory from
+//! a CI run's artifacts, a release tarball, the latest nightly tarball or a local directory.
+//! The new tree replaces the old one only once it is complete.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgGroup, Parser};
+use rock_ci::install_rocm::{Request, Selection, Source, run};
+use rock_ci::{RepositoryArg, block_on, parse_repository};
+use workflow_outputs::Platform;
+
+/// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    args_override_self = true,
+    group(ArgGroup::new("group").args(["artifact_group", "amdgpu_family"]).required(true)),
+    group(ArgGroup::new("source").args(["run_id", "release", "latest_release", "input_dir"]).required(true)),
+)]
+struct Args {
+    /// Output directory; replaced (once the new tree is complete) when it exists.
+    #[arg(long, default_value = "./therock-build")]
+    output_dir: PathBuf,
+    /// Artifact group to install (the run's matrix variant), e.g. gfx94X-dcgpu.
+    #[arg(long, value_parser = non_empty_group)]
+    artifact_group: Option<String>,
+    /// GPU family to install (same as --artifact-group).
+    #[arg(long, value_parser = non_empty_group)]
+    amdgpu_family: Option<String>,
+    /// GitHub run id whose artifacts to install.
+    #[arg(long)]
+    run_id: Option<String>,
+    /// Release version to install: nightly `X.Y.Z(a|rc)YYYYMMDD` or dev `X.Y.Z.dev0+{hash}`.
+    #[arg(long)]
+    release: Option<String>,
+    /// Install the newest nightly release of the group.
+    #[arg(long)]
+    latest_release: bool,
+    /// Copy an existing directory (as `rsync -a DIR OUT`: without a trailing `/` the directory
+    /// itself lands inside the output directory).
+    #[arg(long)]
+    input_dir: Option<PathBuf>,
+    /// Show what would be installed; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Comma-separated GPU targets of per-target artifacts [default: the family's targets].
+    #[arg(long, default_value = "")]
+    amdgpu_targets: String,
+    /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
+    #[arg(long, value_parser = parse_repository)]
+    run_github_repo: Option<RepositoryArg>,
+    /// A TheRock checkout, for the GPU family table (`cmake/therock_amdgpu_targets.cmake`)
+    /// [default: `$THEROCK_DIR`, else the working directory or a parent holding
+    /// `BUILD_TOPOLOGY.toml`].
+    #[arg(long, env = "THEROCK_DIR")]
+    therock_dir: Option<PathBuf>,
+    /// Artifacts downloaded at once (run mode).
+    #[arg(long, default_value_t = 10)]
+    download_concurrency: usize,
+    #[command(flatten)]
+    selection: Selection,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+fn non_empty_group(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("Either --amdgpu-family or --artifact-group must be specified".to_owned())
+    } else {
+        Ok(s.to_owned())
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    let source = match (args.run_id, args.release, args.input_dir) {
+        (Some(id), _, _) => Source::Run(id),
+        (_, Some(version), _) => Source::Release(version),
+        (_, _, Some(dir)) => Source::InputDir(dir),
+        _ => Source::LatestRelease,
+    };
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let request = Request {
+        output_dir: args.output_dir,
+        artifact_group: args
+            .artifact_group
+            .or(args.amdgpu_family)
+            .unwrap_or_default(),
+        source,
+        dry_run: args.dry_run,
+        amdgpu_targets: args.amdgpu_targets,
+        run_github_repo: args.run_github_repo.and_then(|r| r.0),
+        selection: args.selection,
+        checkout: rock_ci::artifact_manager::Checkout {
+            topology: None,
+            therock_dir: args.therock_dir,
+        },
+        platform: Platform::host(),
+        download_concurrency: args.download_concurrency.max(1),
+        extract_concurrency: cores,
+        quiet: args.log.quiet,
+    };
+    let lookup = args.limits.over(github_actions::process_env);
+    let mut stdout = std::io::stdout().lock();
+    block_on(run(&request, &lookup, &mut stdout))
+}

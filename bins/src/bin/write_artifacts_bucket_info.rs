@@ -1,0 +1,83 @@
+//! Drop-in `write_artifacts_bucket_info.py`: writes the artifacts bucket of the current run, the
+//! IAM role to assume for writing to it and its region as the step outputs `bucket`,
+//! `iam_role` and `aws_region` (what `configure_aws_artifacts_credentials` reads).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+use workflow_outputs::ReleaseType;
+
+/// Determine the IAM role ARN and region of the artifacts S3 bucket.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true)]
+struct Args {
+    /// Release type used to select the artifacts bucket.
+    #[arg(long, default_value = "ci")]
+    release_type: String,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+/// The outputs as the reference prints them: a JSON object with two-space indentation, in
+/// the order given.
+fn json_block(outputs: &[(&str, &str)]) -> anyhow::Result<String> {
+    let mut lines = Vec::new();
+    for (key, value) in outputs {
+        lines.push(format!(
+            "  {}: {}",
+            serde_json::to_string(key)?,
+            serde_json::to_string(value)?
+        ));
+    }
+    Ok(format!("{{\n{}\n}}", lines.join(",\n")))
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let lookup = github_actions::process_env;
+    // Checked here rather than by the parser: a bad value fails the step (exit 1), as in the
+    // reference, and the workflow input is passed through verbatim.
+    let release_type: ReleaseType = args
+        .release_type
+        .parse()
+        .with_context(|| format!("Invalid `--release-type` `{}`", args.release_type))?;
+    let mut log: Box<dyn std::io::Write> = if args.log.quiet {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stderr().lock())
+    };
+    let selection = rock_ci::select_run_bucket(None, Some(release_type), None, &lookup, &mut log)?;
+    drop(log);
+    let config = selection.config();
+    let iam_role = config.write_access_iam_role()?.unwrap_or_default();
+    let outputs = [
+        ("bucket", config.name()),
+        ("iam_role", iam_role.as_str()),
+        ("aws_region", config.region()),
+    ];
+    let mut text = format!("Setting github output:\n{}\n", json_block(&outputs)?);
+    let written = github_actions::set_outputs_with(&outputs, &lookup)?;
+    if written {
+        for (key, value) in outputs {
+            writeln!(text, "OUTPUT {key}={value}")?;
+        }
+    } else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "  Warning: GITHUB_OUTPUT env var not set, can't set github outputs"
+        );
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("Failed to write to stdout")?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    rock_ci::exit_code(run(&args))
+}
