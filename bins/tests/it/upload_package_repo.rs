@@ -631,11 +631,14 @@ fn unreadable_indexes_and_bad_input_are_errors() {
 
 /// A private dnf set-up for the repository at `url`; runs dnf with `args`.
 fn dnf(base: &Path, url: &str, args: &[&str]) -> Output {
+    // A cache of its own per call: what dnf lists is what the repository holds now.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     fs_err::create_dir_all(base.join("root")).unwrap();
     write(
         &base.join("dnf.conf"),
         &format!(
-            "[main]\nreposdir=/dev/null\ncachedir={}/cache\ngpgcheck=0\ninstall_weak_deps=0\n[therock]\nname=TheRock\nbaseurl={url}\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n",
+            "[main]\nreposdir=/dev/null\ncachedir={}/cache-{call}\ngpgcheck=0\ninstall_weak_deps=0\n[therock]\nname=TheRock\nbaseurl={url}\nenabled=1\ngpgcheck=0\nmetadata_expire=0\n",
             base.display()
         ),
     );
