@@ -1,6 +1,6 @@
-//! `find_artifacts_for_commit` (spec §9.1): which workflow run holds the artifacts of some
-//! artifact groups, for a commit or one run. Runs come from the GitHub API, their archives from
-//! one S3 listing per run.
+//! `find_artifacts_for_commit` and `find_latest_artifacts` (spec §9): which workflow run holds
+//! the artifacts of some artifact groups, for a commit, one run, a ref or the recent commits of
+//! a branch. Runs come from the GitHub API, their archives from one S3 listing per run.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -494,6 +494,107 @@ impl<'a> Finder<'a> {
             required_artifact_patterns: self.args.require_artifact.clone(),
             artifact_filenames,
         }
+    }
+}
+
+/// Where [`Finder::latest`] looks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LatestSource {
+    /// The newest `max_commits` commits of a branch.
+    Branch {
+        /// The branch.
+        branch: String,
+        /// How many commits at most.
+        max_commits: usize,
+    },
+    /// The one commit a branch, tag or SHA names.
+    Ref(String),
+    /// One workflow run.
+    Run(String),
+}
+
+impl Finder<'_> {
+    /// The newest point of `source` where every requested group exists (spec §9.2): for a
+    /// run, that run; else the first commit, newest first, whose runs hold every group.
+    /// `verbose` progress goes to `progress`.
+    pub async fn latest(
+        &mut self,
+        source: &LatestSource,
+        verbose: bool,
+        log: &mut dyn Write,
+        progress: &mut dyn Write,
+    ) -> anyhow::Result<Vec<ArtifactRunInfo>> {
+        let repo = self.args.repo.as_str().to_owned();
+        let (commits, location) = match source {
+            LatestSource::Run(id) => return self.for_run(id, log).await,
+            LatestSource::Ref(git_ref) => (
+                vec![self.github.resolve_ref(&repo, git_ref)?],
+                format!("ref {git_ref}"),
+            ),
+            LatestSource::Branch {
+                branch,
+                max_commits,
+            } => (
+                self.github
+                    .recent_branch_commits(&repo, branch, *max_commits)?,
+                format!("branch {branch}"),
+            ),
+        };
+        let groups = self.args.artifact_group.clone();
+        if verbose {
+            writeln!(
+                progress,
+                "Searching {} commit(s) from {location} in {repo} for {} group(s): {}...",
+                commits.len(),
+                groups.len(),
+                groups.join(", ")
+            )?;
+        }
+        for (i, commit) in commits.iter().enumerate() {
+            if verbose {
+                writeln!(
+                    progress,
+                    "  [{}/{}] Checking {}...",
+                    i + 1,
+                    commits.len(),
+                    commit.get(..8).unwrap_or(commit)
+                )?;
+            }
+            let results = self.for_commit(commit, log).await?;
+            if results.is_empty() {
+                if verbose {
+                    writeln!(progress, "    No artifacts found")?;
+                }
+                continue;
+            }
+            if results.len() < groups.len() {
+                if verbose {
+                    let found: Vec<&str> =
+                        results.iter().map(|r| r.artifact_group.as_str()).collect();
+                    writeln!(
+                        progress,
+                        "    Partial: found {} (need all {})",
+                        found.join(", "),
+                        groups.len()
+                    )?;
+                }
+                continue;
+            }
+            if verbose {
+                let mut ids: Vec<&str> =
+                    results.iter().map(|r| r.workflow_run_id.as_str()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                writeln!(
+                    progress,
+                    "    Found all {} group(s): run(s) {}",
+                    groups.len(),
+                    ids.join(", ")
+                )?;
+            }
+            return Ok(results);
+        }
+        Ok(Vec::new())
     }
 }
 

@@ -1,4 +1,4 @@
-//! `find_artifacts_for_commit` against a scripted GitHub API and
+//! `find_artifacts_for_commit` and `find_latest_artifacts` against a scripted GitHub API and
 //! the in-process S3 server: pagination, runs without artifacts, fork runs in the external
 //! bucket, rate limits, and the run-selection vectors of spec §12.3.
 
@@ -24,6 +24,17 @@ fn run(id: u64, created: &str, head: &str, status: &str, conclusion: Option<&str
         r#"{{"id": {id}, "head_sha": "sha{id}", "status": "{status}", "conclusion": {conclusion},
             "html_url": "https://github.com/ROCm/TheRock/actions/runs/{id}",
             "created_at": "{created}", "head_repository": {{"full_name": "{head}"}}}}"#
+    )
+}
+
+/// A completed, successful run of `ROCm/TheRock`.
+fn ok_run(id: u64) -> String {
+    run(
+        id,
+        "2026-03-01T00:00:00Z",
+        "ROCm/TheRock",
+        "completed",
+        Some("success"),
     )
 }
 
@@ -156,6 +167,10 @@ impl Fixture {
         self.command(env!("CARGO_BIN_EXE_find_artifacts_for_commit"), api, args)
     }
 
+    fn latest(&self, api: &Api, args: &[&str]) -> Output {
+        self.command(env!("CARGO_BIN_EXE_find_latest_artifacts"), api, args)
+    }
+
     /// S3 requests made by the last command.
     fn s3_requests_since(&self) -> u64 {
         self.s3.requests() - *self.s3_requests.lock().unwrap()
@@ -191,13 +206,7 @@ fn runs_on_a_second_page_are_inspected_after_a_run_without_artifacts() {
         "completed",
         Some("failure"),
     )]);
-    let page2 = runs_page(&[run(
-        100,
-        "2026-03-01T00:00:00Z",
-        "ROCm/TheRock",
-        "completed",
-        Some("success"),
-    )]);
+    let page2 = runs_page(&[ok_run(100)]);
     let api = Api::start(vec![
         (
             &runs_path("abc"),
@@ -255,13 +264,7 @@ fn two_runs(
     f.artifacts("therock-ci-artifacts", "200-linux", in_200);
     f.artifacts("therock-ci-artifacts", "100-linux", in_100);
     let page = runs_page(&[
-        run(
-            100,
-            "2026-03-01T00:00:00Z",
-            "ROCm/TheRock",
-            "completed",
-            Some("success"),
-        ),
+        ok_run(100),
         run(
             200,
             "2026-03-02T00:00:00Z",
@@ -482,13 +485,7 @@ fn a_rate_limit_is_waited_out() {
         "100-linux",
         &["blas_lib_gfx942.tar.zst"],
     );
-    let page = runs_page(&[run(
-        100,
-        "2026-03-01T00:00:00Z",
-        "ROCm/TheRock",
-        "completed",
-        Some("success"),
-    )]);
+    let page = runs_page(&[ok_run(100)]);
     for limited in [
         Reply::json(429, r#"{"message": "slow down"}"#).with_header("retry-after", "0"),
         Reply::json(
@@ -558,13 +555,7 @@ fn nothing_found_or_a_failed_look_up() {
         "100-linux",
         &["base_lib_generic.tar.zst"],
     );
-    let page = runs_page(&[run(
-        100,
-        "2026-03-01T00:00:00Z",
-        "ROCm/TheRock",
-        "completed",
-        Some("success"),
-    )]);
+    let page = runs_page(&[ok_run(100)]);
     let api = Api::start(vec![
         (&runs_path("abc"), vec![Reply::json(200, &page)]),
         (
@@ -676,5 +667,245 @@ fn bad_requests_fail_before_any_request() {
         2,
         "--commit <COMMIT>|--run-id <RUN_ID>",
         "no selector",
+    );
+}
+
+fn commits(shas: &[&str]) -> String {
+    let items: Vec<String> = shas
+        .iter()
+        .map(|s| format!(r#"{{"sha": "{s}"}}"#))
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
+fn commit_runs(api: &mut Vec<(String, Vec<Reply>)>, sha: &str, runs: &[String]) {
+    api.push((runs_path(sha), vec![Reply::json(200, &runs_page(runs))]));
+}
+
+fn start(script: &[(String, Vec<Reply>)]) -> Api {
+    Api::start(
+        script
+            .iter()
+            .map(|(p, r)| (p.as_str(), r.clone()))
+            .collect(),
+    )
+}
+
+#[test]
+fn latest_walks_the_branch_to_the_newest_commit_with_every_group() {
+    let f = Fixture::new();
+    // newest: no runs; middle: one of the two groups; oldest: both.
+    f.artifacts(
+        "therock-ci-artifacts",
+        "20-linux",
+        &["blas_lib_gfx1100.tar.zst"],
+    );
+    f.artifacts(
+        "therock-ci-artifacts",
+        "10-linux",
+        &["blas_lib_gfx1100.tar.zst", "blas_lib_gfx120X-all.tar.zst"],
+    );
+    let mut script = vec![(
+        "/repos/ROCm/TheRock/commits?sha=release%2Fx&per_page=3".to_owned(),
+        vec![Reply::json(
+            200,
+            &commits(&["c3333333aa", "c2222222bb", "c1111111cc"]),
+        )],
+    )];
+    commit_runs(&mut script, "c3333333aa", &[]);
+    commit_runs(&mut script, "c2222222bb", &[ok_run(20)]);
+    commit_runs(&mut script, "c1111111cc", &[ok_run(10)]);
+    let api = start(&script);
+    let out = f.latest(
+        &api,
+        &[
+            "--branch",
+            "release/x",
+            "--max-commits",
+            "3",
+            "-v",
+            "--json",
+            "--artifact-group",
+            "gfx110X-all",
+            "gfx120X-all",
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(field(&v, 0, "workflow_run_id"), "10");
+    assert_eq!(field(&v, 1, "workflow_run_id"), "10");
+    assert_eq!(field(&v, 0, "git_commit_sha"), "c1111111cc");
+    let stderr = text(&out.stderr);
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("Searching") || l.starts_with("  [") || l.starts_with("    "))
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            "Searching 3 commit(s) from branch release/x in ROCm/TheRock for 2 group(s): gfx110X-all, gfx120X-all...",
+            "  [1/3] Checking c3333333...",
+            "    No artifacts found",
+            "  [2/3] Checking c2222222...",
+            "    Partial: found gfx110X-all (need all 2)",
+            "  [3/3] Checking c1111111...",
+            "    Found all 2 group(s): run(s) 10",
+        ]
+    );
+}
+
+#[test]
+fn latest_by_ref_and_by_run() {
+    let f = Fixture::new();
+    f.artifacts(
+        "therock-ci-artifacts",
+        "42-linux",
+        &["blas_lib_gfx942.tar.zst"],
+    );
+    let one = ok_run(42);
+    let mut script = vec![
+        (
+            "/repos/ROCm/TheRock/commits/feature%2Fbranch".to_owned(),
+            vec![Reply::json(200, r#"{"sha": "resolved-sha", "commit": {}}"#)],
+        ),
+        (
+            "/repos/ROCm/TheRock/actions/runs/42".to_owned(),
+            vec![Reply::json(200, &one)],
+        ),
+    ];
+    commit_runs(&mut script, "resolved-sha", std::slice::from_ref(&one));
+    let api = start(&script);
+    let out = f.latest(
+        &api,
+        &[
+            "--ref",
+            "feature/branch",
+            "--artifact-group",
+            "gfx94X-dcgpu",
+            "--json",
+        ],
+    );
+    assert_eq!(field(&json(&out), 0, "git_commit_sha"), "resolved-sha");
+    assert_eq!(
+        api.paths(),
+        [
+            "/repos/ROCm/TheRock/commits/feature%2Fbranch".to_owned(),
+            runs_path("resolved-sha")
+        ]
+    );
+    let out = f.latest(
+        &api,
+        &[
+            "--run-id",
+            "42",
+            "--artifact-group",
+            "gfx94X-dcgpu",
+            "--json",
+        ],
+    );
+    assert_eq!(field(&json(&out), 0, "git_commit_sha"), "sha42");
+    assert_eq!(
+        api.paths().last().unwrap(),
+        "/repos/ROCm/TheRock/actions/runs/42"
+    );
+    let out = f.latest(&api, &["--run-id", "42", "--artifact-group", "gfx110X-all"]);
+    assert_fails_with(
+        &out,
+        1,
+        "No matching artifacts found for workflow run 42\n",
+        "other group",
+    );
+    let out = f.latest(
+        &api,
+        &["--run-id", "42", "--ref", "x", "--artifact-group", "a"],
+    );
+    assert_fails_with(&out, 2, "cannot be used with", "ref and run id");
+}
+
+#[test]
+fn latest_pages_through_more_than_a_hundred_commits() {
+    let f = Fixture::new();
+    let page = |from: usize, n: usize| {
+        let shas: Vec<String> = (from..from + n).map(|i| format!("{i:040}")).collect();
+        commits(&shas.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let api = Api::start(vec![
+        (
+            "/repos/ROCm/TheRock/commits?sha=main&per_page=100",
+            vec![
+                Reply::json(200, &page(0, 100))
+                    .with_header("link", "<{api}/commits-page-2>; rel=\"next\""),
+            ],
+        ),
+        ("/commits-page-2", vec![Reply::json(200, &page(100, 100))]),
+    ]);
+    let out = f.latest(
+        &api,
+        &[
+            "--max-commits",
+            "120",
+            "-v",
+            "--artifact-group",
+            "gfx94X-dcgpu",
+        ],
+    );
+    assert_fails_with(
+        &out,
+        1,
+        "No matching artifacts found for last 120 commits on ROCm/TheRock/main\n",
+        "no runs",
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("Searching 120 commit(s) from branch main"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  [120/120] Checking 00000000..."),
+        "{stderr}"
+    );
+    // Two pages of commits, then one runs query per commit.
+    assert_eq!(api.paths().len(), 122);
+}
+
+#[test]
+fn latest_prefers_the_newer_commit_and_never_combines_commits() {
+    let f = Fixture::new();
+    f.artifacts(
+        "therock-ci-artifacts",
+        "2-linux",
+        &["blas_lib_gfx1100.tar.zst"],
+    );
+    f.artifacts(
+        "therock-ci-artifacts",
+        "1-linux",
+        &["blas_lib_gfx1201.tar.zst", "blas_lib_gfx1100.tar.zst"],
+    );
+    let mut script = vec![(
+        "/repos/ROCm/TheRock/commits?sha=main&per_page=50".to_owned(),
+        vec![Reply::json(200, &commits(&["newer", "older"]))],
+    )];
+    commit_runs(&mut script, "newer", &[ok_run(2)]);
+    commit_runs(&mut script, "older", &[ok_run(1)]);
+    let api = start(&script);
+    // Both commits have the group: the newer one.
+    let out = f.latest(&api, &["--artifact-group", "gfx110X-all", "--json"]);
+    assert_eq!(field(&json(&out), 0, "git_commit_sha"), "newer");
+    // One group per commit, alternating: never put together from two commits.
+    fs_err::remove_file(
+        f.s3.root()
+            .join("therock-ci-artifacts/1-linux/blas_lib_gfx1100.tar.zst"),
+    )
+    .unwrap();
+    fs_err::remove_file(
+        f.s3.root()
+            .join("therock-ci-artifacts/1-linux/blas_lib_gfx1100.tar.zst.sha256sum"),
+    )
+    .unwrap();
+    let out = f.latest(&api, &["--artifact-group", "gfx110X-all", "gfx120X-all"]);
+    assert_fails_with(
+        &out,
+        1,
+        "No matching artifacts found for last 50 commits on ROCm/TheRock/main\n",
+        "alternating groups",
     );
 }

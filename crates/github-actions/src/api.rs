@@ -204,6 +204,11 @@ impl WorkflowRun {
 }
 
 #[derive(Deserialize)]
+struct CommitRef {
+    sha: String,
+}
+
+#[derive(Deserialize)]
 struct WorkflowRuns {
     #[serde(default)]
     workflow_runs: Vec<WorkflowRun>,
@@ -371,6 +376,42 @@ impl GithubClient {
         }
         runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
         Ok(runs)
+    }
+
+    /// The SHAs of the newest `max_count` commits of `branch`, newest first
+    /// (`GET /repos/{repository}/commits?sha={branch}`, as many pages of up to 100 as needed).
+    pub fn recent_branch_commits(
+        &self,
+        repository: &str,
+        branch: &str,
+        max_count: usize,
+    ) -> Result<Vec<String>, ApiError> {
+        let mut next = Some(format!(
+            "{}/repos/{repository}/commits?sha={}&per_page={}",
+            self.api_url,
+            percent_encode(branch),
+            max_count.clamp(1, 100)
+        ));
+        let mut shas = Vec::new();
+        while let Some(url) = next.filter(|_| shas.len() < max_count) {
+            let (page, link) = self.get_json_page::<Vec<CommitRef>>(&url)?;
+            let empty = page.is_empty();
+            shas.extend(page.into_iter().map(|c| c.sha));
+            next = link.filter(|_| !empty);
+        }
+        shas.truncate(max_count);
+        Ok(shas)
+    }
+
+    /// The commit SHA a branch, tag or commit `git_ref` names
+    /// (`GET /repos/{repository}/commits/{ref}`, the ref percent-encoded).
+    pub fn resolve_ref(&self, repository: &str, git_ref: &str) -> Result<String, ApiError> {
+        let url = format!(
+            "{}/repos/{repository}/commits/{}",
+            self.api_url,
+            percent_encode(git_ref)
+        );
+        Ok(self.get_json::<CommitRef>(&url)?.sha)
     }
 
     /// GETs `url` and parses the JSON body, retrying per the policy.
