@@ -6,6 +6,7 @@
 
 pub mod artifact_manager;
 pub mod fetch_artifacts;
+pub mod find_artifacts;
 pub mod install_rocm;
 pub mod post_build_upload;
 pub mod post_stage_upload;
@@ -19,7 +20,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use github_actions::GithubClient;
+use github_actions::{GithubClient, WorkflowRun};
 use workflow_outputs::{
     BucketSelection, ForkEvidence, GithubRepository, Platform, ReleaseType, RunContext,
     WorkflowOutputRoot,
@@ -104,12 +105,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let broken_pipe = err.chain().any(|cause| {
-                cause
-                    .downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
+            if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
             // Already explained on stdout (the `ERROR:` lines).
@@ -132,6 +128,15 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `err` comes from writing to a closed stdout (`| head`), which is not a failure.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Runs a tool's async body on a multi-thread runtime; its result becomes the exit code as in
@@ -335,6 +340,43 @@ pub fn select_run_bucket(
     lookup: &dyn Fn(&str) -> Option<String>,
     log: &mut dyn Write,
 ) -> anyhow::Result<BucketSelection> {
+    let facts = match workflow_run_id {
+        Some(id) => RunFacts::Lookup(id),
+        None => RunFacts::Event,
+    };
+    select_bucket(repository, release_type, facts, lookup, log)
+}
+
+/// As [`select_run_bucket`] for a run already fetched from the API (`workflow_run=` of the
+/// reference): its head repository is the fork evidence, no request is made.
+pub fn select_bucket_for_run(
+    repository: Option<GithubRepository>,
+    release_type: Option<ReleaseType>,
+    run: &WorkflowRun,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    log: &mut dyn Write,
+) -> anyhow::Result<BucketSelection> {
+    select_bucket(repository, release_type, RunFacts::Known(run), lookup, log)
+}
+
+/// Where the fork evidence of a bucket selection comes from.
+#[derive(Clone, Copy)]
+enum RunFacts<'a> {
+    /// The API, for this run id.
+    Lookup(&'a str),
+    /// A run fetched earlier.
+    Known(&'a WorkflowRun),
+    /// The current run's event payload.
+    Event,
+}
+
+fn select_bucket(
+    repository: Option<GithubRepository>,
+    release_type: Option<ReleaseType>,
+    facts: RunFacts<'_>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    log: &mut dyn Write,
+) -> anyhow::Result<BucketSelection> {
     let env = |var: &str| {
         if var == workflow_outputs::EnvVars::RELEASE_TYPE && release_type.is_some() {
             None
@@ -346,10 +388,17 @@ pub fn select_run_bucket(
     writeln!(log, "Retrieving bucket info for workflow run...")?;
     writeln!(log, "  github_repository: {}", ctx.repository)?;
     writeln!(log, "  release_type: {}", ctx.release_type)?;
-    let run;
-    let fork = if let Some(run_id) = workflow_run_id {
-        let client = GithubClient::from_lookup(lookup);
-        run = client.workflow_run(ctx.repository.as_str(), run_id)?;
+    let fetched;
+    let run = match facts {
+        RunFacts::Lookup(run_id) => {
+            let client = GithubClient::from_lookup(lookup);
+            fetched = client.workflow_run(ctx.repository.as_str(), run_id)?;
+            Some(&fetched)
+        }
+        RunFacts::Known(run) => Some(run),
+        RunFacts::Event => None,
+    };
+    let fork = if let Some(run) = run {
         writeln!(log, "  workflow_run_id: {}", run.id)?;
         writeln!(
             log,

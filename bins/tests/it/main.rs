@@ -7,6 +7,7 @@ mod ci_layout;
 mod common;
 mod elf_patch;
 mod fetch_artifacts;
+mod find_artifacts;
 mod install_rocm;
 mod post_build_upload;
 mod post_stage_upload;

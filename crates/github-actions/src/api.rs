@@ -204,6 +204,11 @@ impl WorkflowRun {
 }
 
 #[derive(Deserialize)]
+struct CommitRef {
+    sha: String,
+}
+
+#[derive(Deserialize)]
 struct WorkflowRuns {
     #[serde(default)]
     workflow_runs: Vec<WorkflowRun>,
@@ -220,8 +225,12 @@ pub struct GithubClient {
 }
 
 enum Attempt {
-    Done(Vec<u8>),
-    Retry { wait: Duration, error: ApiError },
+    /// The body and the `rel="next"` URL of the `Link` header, if any.
+    Done(Vec<u8>, Option<String>),
+    Retry {
+        wait: Duration,
+        error: ApiError,
+    },
     Fail(ApiError),
 }
 
@@ -344,16 +353,87 @@ impl GithubClient {
         Ok(runs)
     }
 
-    /// GETs `url` and parses the JSON body, retrying per the policy.
-    pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, ApiError> {
-        let body = self.get_with_retries(url)?;
-        serde_json::from_slice(&body).map_err(|source| ApiError::InvalidJson {
-            url: redact_url(url),
-            source,
-        })
+    /// Every run of `workflow_file` for commit `sha`, newest first: all pages (100 runs
+    /// each), following the `Link` header.
+    pub fn all_workflow_runs_for_commit(
+        &self,
+        repository: &str,
+        workflow_file: &str,
+        sha: &str,
+    ) -> Result<Vec<WorkflowRun>, ApiError> {
+        let mut next = Some(format!(
+            "{}/repos/{repository}/actions/workflows/{}/runs?head_sha={}&sort=created&direction=desc&per_page=100",
+            self.api_url,
+            percent_encode(workflow_file),
+            percent_encode(sha)
+        ));
+        let mut runs = Vec::new();
+        while let Some(url) = next {
+            let (page, link) = self.get_json_page::<WorkflowRuns>(&url)?;
+            let empty = page.workflow_runs.is_empty();
+            runs.extend(page.workflow_runs);
+            next = link.filter(|_| !empty);
+        }
+        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        Ok(runs)
     }
 
-    fn get_with_retries(&self, url: &str) -> Result<Vec<u8>, ApiError> {
+    /// The SHAs of the newest `max_count` commits of `branch`, newest first
+    /// (`GET /repos/{repository}/commits?sha={branch}`, as many pages of up to 100 as needed).
+    pub fn recent_branch_commits(
+        &self,
+        repository: &str,
+        branch: &str,
+        max_count: usize,
+    ) -> Result<Vec<String>, ApiError> {
+        let mut next = Some(format!(
+            "{}/repos/{repository}/commits?sha={}&per_page={}",
+            self.api_url,
+            percent_encode(branch),
+            max_count.clamp(1, 100)
+        ));
+        let mut shas = Vec::new();
+        while let Some(url) = next.filter(|_| shas.len() < max_count) {
+            let (page, link) = self.get_json_page::<Vec<CommitRef>>(&url)?;
+            let empty = page.is_empty();
+            shas.extend(page.into_iter().map(|c| c.sha));
+            next = link.filter(|_| !empty);
+        }
+        shas.truncate(max_count);
+        Ok(shas)
+    }
+
+    /// The commit SHA a branch, tag or commit `git_ref` names
+    /// (`GET /repos/{repository}/commits/{ref}`, the ref percent-encoded).
+    pub fn resolve_ref(&self, repository: &str, git_ref: &str) -> Result<String, ApiError> {
+        let url = format!(
+            "{}/repos/{repository}/commits/{}",
+            self.api_url,
+            percent_encode(git_ref)
+        );
+        Ok(self.get_json::<CommitRef>(&url)?.sha)
+    }
+
+    /// GETs `url` and parses the JSON body, retrying per the policy.
+    pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, ApiError> {
+        self.get_json_page(url).map(|(body, _)| body)
+    }
+
+    /// As [`GithubClient::get_json`], with the URL of the next page (the `Link` header's
+    /// `rel="next"`), if any.
+    pub fn get_json_page<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<(T, Option<String>), ApiError> {
+        let (body, next) = self.get_with_retries(url)?;
+        let parsed = serde_json::from_slice(&body).map_err(|source| ApiError::InvalidJson {
+            url: redact_url(url),
+            source,
+        })?;
+        Ok((parsed, next))
+    }
+
+    fn get_with_retries(&self, url: &str) -> Result<(Vec<u8>, Option<String>), ApiError> {
         if self.token.is_none() {
             tracing::warn!(
                 "No GitHub token (GITHUB_TOKEN or GH_TOKEN); requests may be rate limited"
@@ -363,7 +443,7 @@ impl GithubClient {
         let mut attempt = 1;
         loop {
             match self.attempt(url, attempt) {
-                Attempt::Done(body) => return Ok(body),
+                Attempt::Done(body, next) => return Ok((body, next)),
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Retry { error, .. } if attempt >= self.retry.max_attempts => {
                     return Err(error);
@@ -402,16 +482,19 @@ impl GithubClient {
         }
         let backoff = self.retry.backoff(attempt - 1);
         match request.call() {
-            Ok(response) => match read_body(response) {
-                Ok(body) => Attempt::Done(body),
-                Err(source) => Attempt::Retry {
-                    wait: backoff,
-                    error: ApiError::Body {
-                        url: redact_url(url),
-                        source,
+            Ok(response) => {
+                let next = response.header("link").and_then(next_link);
+                match read_body(response) {
+                    Ok(body) => Attempt::Done(body, next),
+                    Err(source) => Attempt::Retry {
+                        wait: backoff,
+                        error: ApiError::Body {
+                            url: redact_url(url),
+                            source,
+                        },
                     },
-                },
-            },
+                }
+            }
             Err(ureq::Error::Transport(transport)) => Attempt::Retry {
                 wait: backoff,
                 error: ApiError::Network {
@@ -509,4 +592,52 @@ fn read_body(response: ureq::Response) -> std::io::Result<Vec<u8>> {
         .take(MAX_RESPONSE_BYTES)
         .read_to_end(&mut body)?;
     Ok(body)
+}
+
+/// The `rel="next"` URL of a `Link` header (`<url>; rel="next", <url>; rel="last"`).
+fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (target, params) = part.split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
+        let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| url.to_owned())
+    })
+}
+
+/// `text` with every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) percent-encoded.
+fn percent_encode(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{next_link, percent_encode};
+
+    #[test]
+    fn link_header_next() {
+        let h = r#"<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last""#;
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/x?page=2")
+        );
+        assert_eq!(next_link(r#"<https://a/x?page=1>; rel="prev""#), None);
+        assert_eq!(next_link(""), None);
+    }
+
+    #[test]
+    fn encoding() {
+        assert_eq!(percent_encode("feature/x y"), "feature%2Fx%20y");
+        assert_eq!(percent_encode("v7.0_rc-1~"), "v7.0_rc-1~");
+    }
 }

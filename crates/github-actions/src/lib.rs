@@ -4,8 +4,9 @@
 //!   from a fork (such runs never get the bucket's write role).
 //! - [`append_step_summary`] and [`set_outputs`]: the `GITHUB_STEP_SUMMARY` and
 //!   `GITHUB_OUTPUT` files.
-//! - [`GithubClient`]: the workflow-run look-up over the REST API, honouring
-//!   `GITHUB_API_URL`, with retries on server errors and rate limits.
+//! - [`GithubClient`]: the REST look-ups (a workflow run, the runs of a commit, a branch's
+//!   recent commits, a ref's commit), honouring `GITHUB_API_URL`, with retries on server
+//!   errors and rate limits and every page of paginated answers.
 //! - [`str2bool`]: the boolean words of workflow inputs.
 //!
 //! Every function that reads the environment has a `_with` twin taking a lookup function.

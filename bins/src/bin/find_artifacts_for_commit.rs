@@ -1,0 +1,53 @@
+//! Drop-in `find_artifacts_for_commit.py`: which workflow run of a commit (or which given run)
+//! holds the artifacts of some artifact groups, and where they are in S3.
+
+use std::process::ExitCode;
+
+use clap::{ArgGroup, Parser};
+use rock_ci::find_artifacts::{Finder, FinderArgs, python_list_repr, run_finder};
+
+/// Find CI artifacts for a given commit.
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    args_override_self = true,
+    group(ArgGroup::new("selector").args(["commit", "run_id"]).required(true)),
+)]
+struct Args {
+    /// Git commit SHA to find artifacts for.
+    #[arg(long)]
+    commit: Option<String>,
+    /// Inspect one workflow run.
+    #[arg(long)]
+    run_id: Option<String>,
+    #[command(flatten)]
+    finder: FinderArgs,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    let finder_args = &args.finder;
+    let lookup = finder_args.limits.over(github_actions::process_env);
+    let platform = finder_args
+        .platform
+        .unwrap_or_else(workflow_outputs::Platform::host);
+    let selector = match &args.run_id {
+        Some(id) => format!("run {id}"),
+        None => format!("commit {}", args.commit.as_deref().unwrap_or_default()),
+    };
+    let not_found = format!(
+        "No matching artifacts found for {selector} (platform={platform}, artifact_group={})",
+        python_list_repr(&finder_args.artifact_group)
+    );
+    run_finder(finder_args.json, &not_found, |mut log| async move {
+        let mut finder = Finder::new(finder_args, &lookup)?;
+        match (&args.run_id, &args.commit) {
+            (Some(id), _) => finder.for_run(id, &mut log).await,
+            (None, Some(commit)) => finder.for_commit(commit, &mut log).await,
+            (None, None) => unreachable!("clap requires --commit or --run-id"),
+        }
+    })
+}
