@@ -17,6 +17,9 @@ const PARALLEL_THRESHOLD: u64 = 16 << 20;
 const RANGE_SIZE: u64 = 8 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
 const RANGE_CONCURRENCY: usize = 8;
+/// Ranged GETs in flight or waiting to be handed on, across all transfers of a backend: at most
+/// this many [`RANGE_SIZE`] bodies are held in memory.
+pub(crate) const RANGE_BUDGET: usize = 16;
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
@@ -316,14 +319,24 @@ fn ranged_parts<'a>(
         let first = start + i * RANGE_SIZE;
         (first, (first + RANGE_SIZE).min(end) - 1)
     });
+    // Each range takes a slot of the backend's budget before it starts, in order (so the
+    // earliest range of every object that holds slots has one: no deadlock), and gives it back
+    // when its part is handed on: the bodies held in memory across all transfers stay bounded.
     futures::stream::iter(ranges)
-        .map(move |(first, last)| async move {
-            b.storage()
+        .then(move |range| async move {
+            let slot = b.range_slots.clone().acquire_owned().await;
+            (range, slot)
+        })
+        .map(move |((first, last), slot)| async move {
+            let part = b
+                .storage()
                 .read_range(loc, (first, last), etag, on_bytes)
                 .await
-                .map_err(|e| Error::from_s3(e, loc))
+                .map_err(|e| Error::from_s3(e, loc));
+            (part, slot)
         })
         .buffered(RANGE_CONCURRENCY)
+        .map(|(part, _slot)| part)
 }
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than

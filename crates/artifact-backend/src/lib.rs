@@ -176,6 +176,8 @@ pub enum ArtifactBackend {
 /// The S3 side of [`ArtifactBackend`].
 #[derive(Clone)]
 pub struct S3Artifacts {
+    /// Slots of ranged GETs across every transfer of this backend and its clones.
+    range_slots: Arc<tokio::sync::Semaphore>,
     client: S3Client,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
@@ -238,6 +240,7 @@ impl ArtifactBackend {
     /// Artifacts of `root` in S3.
     pub fn s3(client: S3Client, root: WorkflowOutputRoot) -> Self {
         ArtifactBackend::S3(S3Artifacts {
+            range_slots: Arc::new(tokio::sync::Semaphore::new(download::RANGE_BUDGET)),
             client,
             root,
             reporter: Arc::new(NoReporter),
