@@ -17,9 +17,10 @@ const PARALLEL_THRESHOLD: u64 = 16 << 20;
 const RANGE_SIZE: u64 = 8 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
 const RANGE_CONCURRENCY: usize = 8;
-/// Ranged GETs in flight or waiting to be handed on, across all transfers of a backend: at most
-/// this many [`RANGE_SIZE`] bodies are held in memory.
-pub(crate) const RANGE_BUDGET: usize = 16;
+/// Ranged GETs in flight or waiting to be handed on, across all downloads to a file of a
+/// backend (those beside the streamed fetches, which are few: one per unpacking slot): at most
+/// this many [`RANGE_SIZE`] bodies are held in memory for them.
+pub(crate) const RANGE_BUDGET: usize = 8;
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
@@ -240,7 +241,7 @@ impl ArtifactBackend {
             .map_err(|e| FileError::write(&partial, e))?;
         if offset < size {
             let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes);
+            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes, true);
             offset += write_parts(parts, &mut file, &partial, &mut hasher).await?;
         }
         file.flush()
@@ -313,18 +314,24 @@ fn ranged_parts<'a>(
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
+    budgeted: bool,
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
     let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(move |i| {
         let first = start + i * RANGE_SIZE;
         (first, (first + RANGE_SIZE).min(end) - 1)
     });
-    // Each range takes a slot of the backend's budget before it starts, in order (so the
-    // earliest range of every object that holds slots has one: no deadlock), and gives it back
-    // when its part is handed on: the bodies held in memory across all transfers stay bounded.
+    // A budgeted range takes a slot of the backend's budget before it starts, in order (so
+    // the earliest range of every object that holds slots has one: no deadlock), and gives it
+    // back when its part is handed on: the bodies held in memory across all budgeted transfers
+    // stay bounded.
     futures::stream::iter(ranges)
         .then(move |range| async move {
-            let slot = b.range_slots.clone().acquire_owned().await;
+            let slot = if budgeted {
+                Some(b.range_slots.clone().acquire_owned().await)
+            } else {
+                None
+            };
             (range, slot)
         })
         .map(move |((first, last), slot)| async move {
@@ -341,16 +348,17 @@ fn ranged_parts<'a>(
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
 /// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way. `on_bytes` hears of the
-/// bytes as they arrive.
+/// bytes as they arrive; `budgeted` ranges share the backend's budget.
 pub(crate) fn object_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
+    budgeted: bool,
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
     if end - start > PARALLEL_THRESHOLD {
-        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes))
+        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes, budgeted))
     } else {
         Box::pin(futures::stream::once(single_get(
             b,
