@@ -111,13 +111,9 @@ async fn backend(
         lookup_workflow_run: true,
     };
     let (root, selection) = crate::resolve_run_root(&run, lookup, out)?;
-    let client = storage_backend::S3Client::connect_with(
-        &storage_backend::ClientOptions {
-            region: Some(selection.config().region().to_owned()),
-            anonymous: storage_backend::Anonymous::WhenNoCredentials,
-            max_idle_connections: request.download_concurrency * 8,
-            ..storage_backend::ClientOptions::default()
-        },
+    let client = crate::artifact_reader(
+        selection.config().region(),
+        request.download_concurrency.max(1),
         lookup,
     )
     .await;

@@ -347,15 +347,7 @@ impl<'a> Finder<'a> {
         if let Some(client) = self.clients.get(region) {
             return client.clone();
         }
-        let client = S3Client::connect_with(
-            &storage_backend::ClientOptions {
-                region: Some(region.to_owned()),
-                anonymous: storage_backend::Anonymous::WhenNoCredentials,
-                ..storage_backend::ClientOptions::default()
-            },
-            self.lookup,
-        )
-        .await;
+        let client = crate::artifact_reader(region, 0, self.lookup).await;
         self.clients.insert(region.to_owned(), client.clone());
         client
     }

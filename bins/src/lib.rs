@@ -291,6 +291,32 @@ pub fn expand_long_prefixes(
     Ok(out)
 }
 
+/// The S3 client that reads a run's artifacts from a bucket in `region`: signed with the
+/// default credential chain, unsigned when it finds none (public buckets), with connections
+/// kept for `transfers` transfers of up to 8 parallel ranges each (0: the default pool).
+pub async fn artifact_reader(
+    region: &str,
+    transfers: usize,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> storage_backend::S3Client {
+    let defaults = storage_backend::ClientOptions::default();
+    let max_idle_connections = if transfers == 0 {
+        defaults.max_idle_connections
+    } else {
+        transfers * 8
+    };
+    storage_backend::S3Client::connect_with(
+        &storage_backend::ClientOptions {
+            region: Some(region.to_owned()),
+            anonymous: storage_backend::Anonymous::WhenNoCredentials,
+            max_idle_connections,
+            ..defaults
+        },
+        lookup,
+    )
+    .await
+}
+
 /// What identifies a run whose output root is wanted.
 #[derive(Debug, Clone)]
 pub struct RunRequest {

@@ -395,16 +395,11 @@ impl RunOptions {
             })
             .await??
         };
-        let client = storage_backend::S3Client::connect_with(
-            &storage_backend::ClientOptions {
-                region: Some(selection.config().region().to_owned()),
-                anonymous: storage_backend::Anonymous::WhenNoCredentials,
-                max_idle_connections: self.concurrency.max(1) * 8,
-                ..storage_backend::ClientOptions::default()
-            },
-            &|v| env(v),
-        )
-        .await;
+        let client =
+            crate::artifact_reader(selection.config().region(), self.concurrency.max(1), &|v| {
+                env(v)
+            })
+            .await;
         Ok(ArtifactBackend::s3(client, root))
     }
 }

@@ -250,6 +250,51 @@ impl Pipeline {
         command.output().unwrap()
     }
 
+    /// Pushes stage `foundation` with `core_lib_generic` holding 3 MiB that zstd cannot shrink
+    /// (plus the directories already in `b1`), and starts a proxy sending GET bodies whose path
+    /// contains `throttled` at 1 MiB/s: a fetch long enough to be watched or interrupted.
+    fn push_big_behind_slow_link(
+        &self,
+        env: &[(&str, &str)],
+        seed: u64,
+        throttled: &str,
+    ) -> (String, FaultProxy) {
+        let build = self.path("b1");
+        let noise = rock_ci_test_support::incompressible_text(3 << 20, seed);
+        exploded(
+            &build,
+            "core_lib_generic",
+            "core/stage",
+            &[("lib/big.so", &noise)],
+        );
+        let build = build.to_str().unwrap();
+        self.ok(
+            &[
+                "push",
+                "--stage",
+                "foundation",
+                "--build-dir",
+                build,
+                "--platform",
+                "linux",
+                "--compression-level",
+                "1",
+            ],
+            env,
+        );
+        let proxy = FaultProxy::start(
+            self.server.addr(),
+            FaultPlan::new().rule(
+                Rule::new(Fault::Throttle {
+                    bytes_per_sec: 1 << 20,
+                })
+                .method("GET")
+                .path_contains(throttled),
+            ),
+        );
+        (noise, proxy)
+    }
+
     fn ok(&self, args: &[&str], env: &[(&str, &str)]) -> String {
         let out = self.run(args, env);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -849,10 +894,6 @@ fn bad_input_fails_clearly() {
 /// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
 /// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "push, an interrupted fetch, and its rerun"
-)]
 fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     let p = Pipeline::new();
     let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "400")];
@@ -863,39 +904,8 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
         "base/stage",
         &[("lib/small.so", "small")],
     );
-    // 3 MiB that zstd cannot shrink, sent at 1 MiB/s: caught in flight.
-    let noise = rock_ci_test_support::incompressible_text(3 << 20, 0x9e37_79b9);
-    exploded(
-        &build,
-        "core_lib_generic",
-        "core/stage",
-        &[("lib/big.so", &noise)],
-    );
-    p.ok(
-        &[
-            "push",
-            "--stage",
-            "foundation",
-            "--build-dir",
-            build.to_str().unwrap(),
-            "--platform",
-            "linux",
-            "--compression-level",
-            "1",
-        ],
-        env,
-    );
-
-    let proxy = FaultProxy::start(
-        p.server.addr(),
-        FaultPlan::new().rule(
-            Rule::new(Fault::Throttle {
-                bytes_per_sec: 1 << 20,
-            })
-            .method("GET")
-            .path_contains("core_lib_generic.tar.zst"),
-        ),
-    );
+    // Sent at 1 MiB/s: caught in flight.
+    let (noise, proxy) = p.push_big_behind_slow_link(env, 0x9e37_79b9, "core_lib_generic.tar.zst");
     let out = p.path("b2");
     let mut command = Command::new(env!("CARGO_BIN_EXE_artifact_manager"));
     command
@@ -975,37 +985,7 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
 fn the_terminal_display_moves_mid_transfer() {
     let p = Pipeline::new();
     let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "500")];
-    let build = p.path("b1");
-    let noise = rock_ci_test_support::incompressible_text(3 << 20, 0x5eed);
-    exploded(
-        &build,
-        "core_lib_generic",
-        "core/stage",
-        &[("lib/big.so", &noise)],
-    );
-    p.ok(
-        &[
-            "push",
-            "--stage",
-            "foundation",
-            "--build-dir",
-            build.to_str().unwrap(),
-            "--platform",
-            "linux",
-            "--compression-level",
-            "1",
-        ],
-        env,
-    );
-    let proxy = FaultProxy::start(
-        p.server.addr(),
-        FaultPlan::new().rule(
-            Rule::new(Fault::Throttle {
-                bytes_per_sec: 1 << 20,
-            })
-            .method("GET"),
-        ),
-    );
+    let (_, proxy) = p.push_big_behind_slow_link(env, 0x5eed, "");
     let fetch = format!(
         "{} fetch --stage libs --bootstrap --platform linux --output-dir {}",
         env!("CARGO_BIN_EXE_artifact_manager"),
