@@ -211,6 +211,13 @@ async fn fetch_selected(
     let decoder_thread = request.extract_concurrency.max(1).min(selected.len()) * 2 <= cores;
     let started = std::time::Instant::now();
     let total = selected.len();
+    // Largest first: the longest transfers start at once instead of ending the run alone.
+    let mut selected = selected;
+    selected.sort_by(|a, b| {
+        b.size
+            .cmp(&a.size)
+            .then_with(|| a.file_name.cmp(&b.file_name))
+    });
     let mut results = futures::stream::iter(selected)
         .map(|entry| {
             let (decode, index) = (decode.clone(), index.clone());

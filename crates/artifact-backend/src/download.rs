@@ -5,22 +5,24 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
-use tokio::io::AsyncWriteExt as _;
 
 use storage_location::StorageLocation;
 
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
-/// Objects with more than this left to fetch are fetched as parallel ranged GETs.
-const PARALLEL_THRESHOLD: u64 = 16 << 20;
-/// Size of one ranged GET.
-const RANGE_SIZE: u64 = 8 << 20;
+/// Objects with more than this left to fetch are fetched as parallel ranged GETs (as boto3's
+/// transfer manager splits objects above 8 MiB).
+const PARALLEL_THRESHOLD: u64 = 8 << 20;
+/// Size of one ranged GET. Small enough that an object of a few tens of MiB spreads over many
+/// connections (where each connection is slow, as behind a per-connection limit, the number
+/// of connections is the speed).
+const RANGE_SIZE: u64 = 4 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
-const RANGE_CONCURRENCY: usize = 8;
+const RANGE_CONCURRENCY: usize = 16;
 /// Ranged GETs in flight or waiting to be handed on, across all downloads to a file of a
 /// backend (those beside the streamed fetches, which are few: one per unpacking slot): at most
-/// this many [`RANGE_SIZE`] bodies are held in memory for them.
-pub(crate) const RANGE_BUDGET: usize = 8;
+/// this many [`RANGE_SIZE`] bodies (128 MiB) are held in memory for them.
+pub(crate) const RANGE_BUDGET: usize = 32;
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
@@ -231,26 +233,23 @@ impl ArtifactBackend {
         let id = b.reporter.on_transfer_start(key, size);
         b.reporter.on_transfer_progress(id, resumed);
 
-        let mut file = tokio::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
             .append(resumed > 0)
             .truncate(resumed == 0)
             .open(&partial)
-            .await
             .map_err(|e| FileError::write(&partial, e))?;
         if offset < size {
             let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
             let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes, true);
-            offset += write_parts(parts, &mut file, &partial, &mut hasher).await?;
+            let written;
+            (written, hasher) = write_parts(parts, file, &partial, hasher).await?;
+            offset += written;
         }
-        file.flush()
-            .await
-            .map_err(|e| FileError::write(&partial, e))?;
-        file.sync_all()
-            .await
-            .map_err(|e| FileError::write(&partial, e))?;
-        drop(file);
+        // Written and closed, not synced: the rename makes the complete file appear at once
+        // for every process, as `tar -x` and other S3 clients leave theirs; forcing each
+        // archive to the disk before the next would make the download wait for the disk.
         let actual = hex::encode(hasher.finalize());
         let discard = || {
             let _ = fs_err::remove_file(&partial);
@@ -388,25 +387,33 @@ async fn single_get(
 }
 
 /// Writes `parts` to `file` in order, hashing them, so the partial file always holds a prefix
-/// of the object and can be resumed. Returns the bytes written.
+/// of the object and can be resumed. Each part is hashed and written in one blocking task,
+/// off the threads that drive the transfers. Returns the bytes written and the hasher.
 async fn write_parts(
     mut parts: impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Unpin,
-    file: &mut tokio::fs::File,
+    file: std::fs::File,
     partial: &Path,
-    hasher: &mut Sha256,
-) -> Result<u64, Error> {
+    hasher: Sha256,
+) -> Result<(u64, Sha256), Error> {
     use futures::StreamExt as _;
     let mut received = 0u64;
+    let mut state = (file, hasher);
     while let Some(part) = parts.next().await {
-        for segment in part? {
-            hasher.update(&segment);
-            file.write_all(&segment)
-                .await
-                .map_err(|e| FileError::write(partial, e))?;
-            received += segment.len() as u64;
-        }
+        let part = part?;
+        received += part.iter().map(|s| s.len() as u64).sum::<u64>();
+        let path = partial.to_path_buf();
+        state = storage_backend::blocking(move || {
+            let (mut file, mut hasher) = state;
+            for segment in &part {
+                hasher.update(segment);
+                file.write_all(segment)
+                    .map_err(|e| FileError::write(&path, e))?;
+            }
+            Ok::<_, Error>((file, hasher))
+        })
+        .await?;
     }
-    Ok(received)
+    Ok((received, state.1))
 }
 
 /// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].
