@@ -221,6 +221,33 @@ fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
     assert_eq!(String::from_utf8_lossy(&kpack.stdout), "kpack True\n");
 }
 
+/// Relative `--artifact-dir`, `--dest-dir` and `--python` are taken from the working
+/// directory, as the reference takes them, although the templates' `setup.py` runs elsewhere.
+#[test]
+fn relative_paths_are_taken_from_the_working_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    artifact_set(&tmp.path().join("artifacts"), true);
+    let venv = python().parent().unwrap().parent().unwrap().to_path_buf();
+    std::os::unix::fs::symlink(&venv, tmp.path().join("venv")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .current_dir(tmp.path())
+        .args(["--python", "venv/bin/python", "--artifact-dir", "artifacts"])
+        .args([
+            "--dest-dir",
+            "dest",
+            "--version",
+            "1.2.3",
+            "--templates-dir",
+        ])
+        .arg(templates())
+        .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(dist_files(&tmp.path().join("dest/dist")).len(), 6);
+}
+
 #[test]
 fn legacy_flow_installs_and_runs() {
     let tmp = tempfile::tempdir().unwrap();
