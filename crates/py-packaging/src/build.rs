@@ -19,7 +19,7 @@ use crate::params::Parameters;
 use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 use crate::timing::{Stage, timed};
-use crate::wheel::{read_setup, write_wheel};
+use crate::wheel::{SetupDecl, read_setup, write_wheel};
 use file_tree::FileError;
 
 /// Extra devel artifact names of the kpack flow.
@@ -408,8 +408,8 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    /// Writes the wheels of several staged packages at once (one Python run each, entries
-    /// compressed in parallel within each wheel).
+    /// Writes the wheels of several staged packages: their `setup.py` evaluated in parallel,
+    /// then one wheel after the other, each compressed on every core.
     fn build_wheels(
         &mut self,
         stagings: &[PathBuf],
@@ -429,22 +429,24 @@ impl<'o> Builder<'o> {
             )?;
         }
         let opts = self.opts;
-        let built: Vec<PathBuf> = stagings
-            .par_iter()
-            .map(|staging| {
-                timed(Stage::Wheels, || {
-                    let decl = read_setup(staging, &opts.python, &[])?;
-                    write_wheel(
-                        staging,
-                        &decl,
-                        dist,
-                        !opts.wheel_compression,
-                        opts.source_date_epoch,
-                    )
-                })
-            })
-            .collect::<Result<_, Error>>()?;
-        self.outputs.extend(built);
+        let decls: Vec<SetupDecl> = timed(Stage::Wheels, || {
+            stagings
+                .par_iter()
+                .map(|staging| read_setup(staging, &opts.python, &[]))
+                .collect::<Result<_, Error>>()
+        })?;
+        for (staging, decl) in stagings.iter().zip(&decls) {
+            let built = timed(Stage::Wheels, || {
+                write_wheel(
+                    staging,
+                    decl,
+                    dist,
+                    !opts.wheel_compression,
+                    opts.source_date_epoch,
+                )
+            })?;
+            self.outputs.push(built);
+        }
         Ok(())
     }
 

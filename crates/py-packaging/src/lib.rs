@@ -15,6 +15,7 @@ mod sdist;
 mod stub;
 mod timing;
 mod wheel;
+mod zipout;
 
 #[cfg(test)]
 mod devel_tests;
