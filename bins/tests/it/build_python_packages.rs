@@ -287,6 +287,36 @@ fn legacy_flow_installs_and_runs() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
 }
 
+/// `--deflate-level` trades wheel size for time; the wheels stay valid and the same content.
+#[test]
+fn deflate_level_sets_the_wheel_compression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (artifacts, dest, _) = kpack_build(tmp.path());
+    let fast = tmp.path().join("fast");
+    build_ok(&artifacts, &fast, &["--deflate-level", "1"]);
+    let (best, quick) = (
+        dist_files(&dest.join("dist")),
+        dist_files(&fast.join("dist")),
+    );
+    let core = "rocm_sdk_core-1.2.3-py3-none-linux_x86_64.whl";
+    assert!(best[core].len() < quick[core].len(), "level 9 is smaller");
+    let contents = |dist: &Path| {
+        rock_ci_test_support::python(
+            "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print(sorted((i.filename, i.CRC) for i in z.infolist()))",
+            &[dist.join(core).as_os_str()],
+        )
+    };
+    assert_eq!(contents(&dest.join("dist")), contents(&fast.join("dist")));
+    for bad in ["0", "10"] {
+        let out = build(
+            &artifacts,
+            &tmp.path().join("bad"),
+            &["--deflate-level", bad],
+        );
+        assert_eq!(out.status.code(), Some(2), "level {bad}");
+    }
+}
+
 #[test]
 fn bad_inputs_fail_with_the_reference_messages() {
     let tmp = tempfile::tempdir().unwrap();

@@ -20,6 +20,7 @@ use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 use crate::timing::{Stage, timed};
 use crate::wheel::{SetupDecl, read_setup, write_wheel};
+use crate::zipout::Method;
 use file_tree::FileError;
 
 /// Extra devel artifact names of the kpack flow.
@@ -69,6 +70,9 @@ pub struct BuildOptions {
     pub devel_tarball_compression: bool,
     /// Deflate wheel entries (else stored).
     pub wheel_compression: bool,
+    /// The deflate level of wheel entries, 1–9 ([`DEFAULT_DEFLATE_LEVEL`] is the smallest level
+    /// no larger than the reference's wheels).
+    pub deflate_level: u32,
     /// Linux targets (expanded), if given.
     pub linux_targets: Option<Vec<String>>,
     /// Windows targets (expanded), if given.
@@ -437,13 +441,12 @@ impl<'o> Builder<'o> {
         })?;
         for (staging, decl) in stagings.iter().zip(&decls) {
             let built = timed(Stage::Wheels, || {
-                write_wheel(
-                    staging,
-                    decl,
-                    dist,
-                    !opts.wheel_compression,
-                    opts.source_date_epoch,
-                )
+                let method = if opts.wheel_compression {
+                    Method::Deflated(opts.deflate_level.clamp(1, 9))
+                } else {
+                    Method::Stored
+                };
+                write_wheel(staging, decl, dist, method, opts.source_date_epoch)
             })?;
             self.outputs.push(built);
         }
@@ -774,6 +777,7 @@ mod tests {
             version_suffix: String::new(),
             devel_tarball_compression: false,
             wheel_compression: true,
+            deflate_level: crate::DEFAULT_DEFLATE_LEVEL,
             linux_targets: linux.map(|l| l.iter().map(|s| (*s).to_owned()).collect()),
             windows_targets: None,
             templates_dir: PathBuf::new(),

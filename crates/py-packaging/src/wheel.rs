@@ -10,9 +10,10 @@ use base64::Engine as _;
 
 use crate::zipout::{Method, ZipOut};
 
-/// The deflate level of wheel entries: the fastest zlib-rs level whose output is no larger
-/// than what the reference's zlib (level 6) writes for the same files (table in the README).
-pub(crate) const DEFLATE_LEVEL: u32 = 9;
+/// The default deflate level of wheel entries: the fastest zlib-rs level whose output is no
+/// larger than what the reference's zlib (level 6) writes for the same files (table in the
+/// crate README).
+pub const DEFAULT_DEFLATE_LEVEL: u32 = 9;
 
 use crate::Error;
 use file_tree::FileError;
@@ -439,8 +440,8 @@ fn record_row(arc: &str, sha256: &[u8], size: u64) -> String {
     format!("{field},sha256={digest},{size}\n")
 }
 
-/// Writes the wheel of the package staged in `staging` into `dist_dir`: deflated unless
-/// `stored`, every entry stamped `mtime` (seconds since the epoch), mode bits kept.
+/// Writes the wheel of the package staged in `staging` into `dist_dir`: entries stored or
+/// deflated as `method` says, every entry stamped `mtime` (seconds since the epoch), mode bits kept.
 /// The platform tag is the template's `plat_name` (which honours
 /// `ROCM_SDK_WHEEL_PLATFORM_TAG`). Returns the wheel's path; it is written under a temporary
 /// name and renamed when complete.
@@ -448,7 +449,7 @@ pub(crate) fn write_wheel(
     staging: &Path,
     decl: &SetupDecl,
     dist_dir: &Path,
-    stored: bool,
+    method: Method,
     mtime: u64,
 ) -> Result<PathBuf, Error> {
     let name = escaped_name(&decl.name);
@@ -464,11 +465,6 @@ pub(crate) fn write_wheel(
         .prefix(&format!(".{wheel_name}."))
         .tempfile_in(dist_dir)
         .map_err(|e| FileError::write(dist_dir, e))?;
-    let method = if stored {
-        Method::Stored
-    } else {
-        Method::Deflated(DEFLATE_LEVEL)
-    };
     let time = zip_time(mtime);
     let mut zip = ZipOut::new(
         temp.as_file()
