@@ -24,7 +24,7 @@ use file_tree::FileError;
 /// Input bytes per deflated piece.
 pub(crate) const PIECE: usize = 1 << 20;
 /// Pieces read ahead of the writer (being compressed or waiting to be written).
-const WINDOW: usize = 8;
+const WINDOW: usize = 4;
 /// The deflate window that primes each piece with the bytes before it.
 const DICTIONARY: usize = 32 << 10;
 /// Sizes and offsets from here on need zip64 fields.
