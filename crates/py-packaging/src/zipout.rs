@@ -104,8 +104,31 @@ enum Step {
     },
 }
 
+/// Bytes of a piece deflated quickly to tell whether it compresses at all.
+const PROBE: usize = 64 << 10;
+
+/// The level to deflate `data` at: `level`, or 0 (stored blocks inside the deflate stream)
+/// when a fast deflate of its first 64 KiB saves under 2% — already-compressed payloads
+/// (kpack archives, compressed code objects), where the slow levels would burn CPU to emit
+/// stored blocks all the same.
+pub(crate) fn piece_level(data: &[u8], level: u32) -> u32 {
+    if level <= 1 || data.len() < PROBE {
+        return level;
+    }
+    let sample = &data[..PROBE];
+    let mut c = flate2::Compress::new(flate2::Compression::fast(), false);
+    let mut out = Vec::with_capacity(PROBE + PROBE / 8);
+    let done = c.compress_vec(sample, &mut out, flate2::FlushCompress::Finish);
+    if done.is_ok() && out.len() * 50 >= PROBE * 49 {
+        0
+    } else {
+        level
+    }
+}
+
 fn deflate_piece(piece: &Piece) -> std::io::Result<Vec<u8>> {
-    let mut c = flate2::Compress::new(flate2::Compression::new(piece.level), false);
+    let level = piece_level(&piece.data, piece.level);
+    let mut c = flate2::Compress::new(flate2::Compression::new(level), false);
     if !piece.dictionary.is_empty() {
         c.set_dictionary(&piece.dictionary)
             .map_err(std::io::Error::other)?;
@@ -520,7 +543,7 @@ impl ZipOut {
 
 #[cfg(test)]
 mod tests {
-    use super::{Method, PIECE, ZipOut};
+    use super::{Method, PIECE, ZipOut, piece_level};
     use std::path::{Path, PathBuf};
 
     /// Pseudo-random bytes (xorshift), reproducible.
@@ -615,6 +638,27 @@ for i in z.infolist():
         let stored = write(tmp.path(), "s.zip", &entries, Method::Stored, None);
         let listing = rock_ci_test_support::python(LIST, &[stored.as_os_str()]);
         assert!(listing.contains("pkg/f3 3145733 0o100644 0 "), "{listing}");
+    }
+
+    #[test]
+    fn incompressible_pieces_are_stored_inside_the_stream() {
+        let random = noise(PIECE, 3);
+        assert_eq!(piece_level(&random, 9), 0);
+        let code: Vec<u8> = noise(16 << 10, 5).into_iter().cycle().take(PIECE).collect();
+        assert_eq!(piece_level(&code, 9), 9);
+        assert_eq!(piece_level(&random[..1000], 9), 9, "too short to probe");
+        // A random entry costs its size plus the stored-block headers, and reads back.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("random");
+        fs_err::write(&path, noise(3 * PIECE, 11)).unwrap();
+        let entries = [("r".to_owned(), path.clone(), 0o644)];
+        let zip = write(tmp.path(), "r.zip", &entries, Method::Deflated(9), None);
+        let mut archive = zip::ZipArchive::new(fs_err::File::open(&zip).unwrap()).unwrap();
+        let mut file = archive.by_name("r").unwrap();
+        assert!(file.compressed_size() <= 3 * PIECE as u64 + 1024);
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut data).unwrap();
+        assert!(data == fs_err::read(&path).unwrap());
     }
 
     #[test]
