@@ -70,7 +70,7 @@ pub struct BuildOptions {
     pub devel_tarball_compression: bool,
     /// Deflate wheel entries (else stored).
     pub wheel_compression: bool,
-    /// The deflate level of wheel entries, 1–9 ([`DEFAULT_DEFLATE_LEVEL`] is the smallest level
+    /// The deflate level of wheel entries, 1–9 ([`crate::DEFAULT_DEFLATE_LEVEL`] is the fastest level
     /// no larger than the reference's wheels).
     pub deflate_level: u32,
     /// Linux targets (expanded), if given.
