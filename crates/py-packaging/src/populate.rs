@@ -71,6 +71,10 @@ pub(crate) fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
     }
 }
 
+/// ELF files from this size on are edited one at a time.
+const LARGE_ELF: u64 = 64 << 20;
+static LARGE_ELF_EDITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Copies `source` to `dest` (mode kept plus owner-write, mtime kept); an executable or shared
 /// object gets `edit` applied on the way, when it has a dynamic section (a static program has
 /// no search path to extend).
@@ -94,6 +98,14 @@ pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) ->
             .map_err(|e| FileError::write(dest, e))?;
         return set_mtime(dest, &meta);
     }
+    // An edit holds the file and its edited copy in memory: large ELF files are edited one at
+    // a time (as the reference's patchelf runs), so peak memory stays about twice the largest
+    // file however many threads copy.
+    let _large = (meta.len() >= LARGE_ELF).then(|| {
+        LARGE_ELF_EDITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
     let mut data = fs_err::read(source).map_err(|e| FileError::read(source, e))?;
     let name = dest
         .file_name()
