@@ -46,6 +46,11 @@ struct Args {
     /// Store wheel entries uncompressed.
     #[arg(long, overrides_with = "wheel_compression", action = ArgAction::SetTrue)]
     no_wheel_compression: bool,
+    /// Deflate level of wheel entries: 1 (fastest) to 9 (the default: wheels no larger than
+    /// the reference's).
+    #[arg(long, default_value_t = py_packaging::DEFAULT_DEFLATE_LEVEL,
+          value_parser = clap::value_parser!(u32).range(1..=9))]
+    deflate_level: u32,
     /// Linux GPU families (`,` or `;` separated).
     #[arg(long)]
     linux_amdgpu_families: Option<String>,
@@ -133,6 +138,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         version_suffix: args.version_suffix,
         devel_tarball_compression: args.devel_tarball_compression,
         wheel_compression: !args.no_wheel_compression,
+        deflate_level: args.deflate_level,
         linux_targets,
         windows_targets,
         templates_dir,

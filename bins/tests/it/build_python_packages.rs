@@ -221,6 +221,33 @@ fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
     assert_eq!(String::from_utf8_lossy(&kpack.stdout), "kpack True\n");
 }
 
+/// Relative `--artifact-dir`, `--dest-dir` and `--python` are taken from the working
+/// directory, as the reference takes them, although the templates' `setup.py` runs elsewhere.
+#[test]
+fn relative_paths_are_taken_from_the_working_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    artifact_set(&tmp.path().join("artifacts"), true);
+    let venv = python().parent().unwrap().parent().unwrap().to_path_buf();
+    std::os::unix::fs::symlink(&venv, tmp.path().join("venv")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+        .current_dir(tmp.path())
+        .args(["--python", "venv/bin/python", "--artifact-dir", "artifacts"])
+        .args([
+            "--dest-dir",
+            "dest",
+            "--version",
+            "1.2.3",
+            "--templates-dir",
+        ])
+        .arg(templates())
+        .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(dist_files(&tmp.path().join("dest/dist")).len(), 6);
+}
+
 #[test]
 fn legacy_flow_installs_and_runs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -258,6 +285,36 @@ fn legacy_flow_installs_and_runs() {
         "import ctypes, importlib.util, pathlib; p = pathlib.Path(importlib.util.find_spec('_rocm_sdk_libraries_gfx94X_dcgpu').origin).parent; print(ctypes.CDLL(str(p / 'lib' / 'librocblas.so.5')).blas_value())",
     ]));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+}
+
+/// `--deflate-level` trades wheel size for time; the wheels stay valid and the same content.
+#[test]
+fn deflate_level_sets_the_wheel_compression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (artifacts, dest, _) = kpack_build(tmp.path());
+    let fast = tmp.path().join("fast");
+    build_ok(&artifacts, &fast, &["--deflate-level", "1"]);
+    let (best, quick) = (
+        dist_files(&dest.join("dist")),
+        dist_files(&fast.join("dist")),
+    );
+    let core = "rocm_sdk_core-1.2.3-py3-none-linux_x86_64.whl";
+    assert!(best[core].len() < quick[core].len(), "level 9 is smaller");
+    let contents = |dist: &Path| {
+        rock_ci_test_support::python(
+            "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print(sorted((i.filename, i.CRC) for i in z.infolist()))",
+            &[dist.join(core).as_os_str()],
+        )
+    };
+    assert_eq!(contents(&dest.join("dist")), contents(&fast.join("dist")));
+    for bad in ["0", "10"] {
+        let out = build(
+            &artifacts,
+            &tmp.path().join("bad"),
+            &["--deflate-level", bad],
+        );
+        assert_eq!(out.status.code(), Some(2), "level {bad}");
+    }
 }
 
 #[test]

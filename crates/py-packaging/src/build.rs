@@ -19,7 +19,8 @@ use crate::params::Parameters;
 use crate::populate::{Package, RpathDep};
 use crate::stub::StubCache;
 use crate::timing::{Stage, timed};
-use crate::wheel::{read_setup, write_wheel};
+use crate::wheel::{SetupDecl, read_setup, write_wheel};
+use crate::zipout::Method;
 use file_tree::FileError;
 
 /// Extra devel artifact names of the kpack flow.
@@ -69,6 +70,9 @@ pub struct BuildOptions {
     pub devel_tarball_compression: bool,
     /// Deflate wheel entries (else stored).
     pub wheel_compression: bool,
+    /// The deflate level of wheel entries, 1–9 ([`crate::DEFAULT_DEFLATE_LEVEL`] is the fastest level
+    /// no larger than the reference's wheels).
+    pub deflate_level: u32,
     /// Linux targets (expanded), if given.
     pub linux_targets: Option<Vec<String>>,
     /// Windows targets (expanded), if given.
@@ -408,8 +412,8 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    /// Writes the wheels of several staged packages at once (one Python run each, entries
-    /// compressed in parallel within each wheel).
+    /// Writes the wheels of several staged packages: their `setup.py` evaluated in parallel,
+    /// then one wheel after the other, each compressed on every core.
     fn build_wheels(
         &mut self,
         stagings: &[PathBuf],
@@ -429,22 +433,23 @@ impl<'o> Builder<'o> {
             )?;
         }
         let opts = self.opts;
-        let built: Vec<PathBuf> = stagings
-            .par_iter()
-            .map(|staging| {
-                timed(Stage::Wheels, || {
-                    let decl = read_setup(staging, &opts.python, &[])?;
-                    write_wheel(
-                        staging,
-                        &decl,
-                        dist,
-                        !opts.wheel_compression,
-                        opts.source_date_epoch,
-                    )
-                })
-            })
-            .collect::<Result<_, Error>>()?;
-        self.outputs.extend(built);
+        let decls: Vec<SetupDecl> = timed(Stage::Wheels, || {
+            stagings
+                .par_iter()
+                .map(|staging| read_setup(staging, &opts.python, &[]))
+                .collect::<Result<_, Error>>()
+        })?;
+        for (staging, decl) in stagings.iter().zip(&decls) {
+            let built = timed(Stage::Wheels, || {
+                let method = if opts.wheel_compression {
+                    Method::Deflated(opts.deflate_level.clamp(1, 9))
+                } else {
+                    Method::Stored
+                };
+                write_wheel(staging, decl, dist, method, opts.source_date_epoch)
+            })?;
+            self.outputs.push(built);
+        }
         Ok(())
     }
 
@@ -772,6 +777,7 @@ mod tests {
             version_suffix: String::new(),
             devel_tarball_compression: false,
             wheel_compression: true,
+            deflate_level: crate::DEFAULT_DEFLATE_LEVEL,
             linux_targets: linux.map(|l| l.iter().map(|s| (*s).to_owned()).collect()),
             windows_targets: None,
             templates_dir: PathBuf::new(),

@@ -15,6 +15,7 @@ mod sdist;
 mod stub;
 mod timing;
 mod wheel;
+mod zipout;
 
 #[cfg(test)]
 mod devel_tests;
@@ -33,7 +34,7 @@ pub use names::{Logical, Naming};
 pub use params::Parameters;
 pub use sdist::MIN_SETUPTOOLS;
 pub use timing::{Stage, report as stage_timings};
-pub use wheel::escaped_name;
+pub use wheel::{DEFAULT_DEFLATE_LEVEL, escaped_name};
 
 use file_tree::FileError;
 
@@ -47,10 +48,18 @@ pub(crate) fn run_python(
     env: &[(String, String)],
     what: &str,
 ) -> Result<String, Error> {
-    let out = std::process::Command::new(python)
+    // The child runs in `staging`: relative paths given by the caller (a relative `--dest-dir`,
+    // `--python venv/bin/python`) are made absolute against this process's directory first.
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let program = if python.contains(std::path::MAIN_SEPARATOR) || python.contains('/') {
+        absolute(Path::new(python)).into_os_string()
+    } else {
+        python.into()
+    };
+    let out = std::process::Command::new(program)
         .arg("-c")
         .arg(script)
-        .arg(arg)
+        .arg(absolute(arg))
         .current_dir(staging)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()

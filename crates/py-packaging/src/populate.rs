@@ -71,11 +71,41 @@ pub(crate) fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
     }
 }
 
+/// ELF files from this size on are edited one at a time.
+const LARGE_ELF: u64 = 64 << 20;
+static LARGE_ELF_EDITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Copies `source` to `dest` (mode kept plus owner-write, mtime kept); an executable or shared
 /// object gets `edit` applied on the way, when it has a dynamic section (a static program has
 /// no search path to extend).
 pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) -> Result<(), Error> {
     let meta = fs_err::metadata(source).map_err(|e| FileError::read(source, e))?;
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) | 0o200;
+    #[cfg(not(unix))]
+    let mode = 0o644;
+    if edit.is_none() || !starts_with_elf_magic(source)? {
+        // Nothing to edit: the kernel copies the bytes (no pass through this process).
+        if let Some(parent) = dest.parent() {
+            fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+        }
+        if fs_err::symlink_metadata(dest).is_ok() {
+            fs_err::remove_file(dest).map_err(|e| FileError::write(dest, e))?;
+        }
+        fs_err::copy(source, dest).map_err(|e| FileError::write(dest, e))?;
+        #[cfg(unix)]
+        fs_err::set_permissions(dest, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .map_err(|e| FileError::write(dest, e))?;
+        return set_mtime(dest, &meta);
+    }
+    // An edit holds the file and its edited copy in memory: large ELF files are edited one at
+    // a time (as the reference's patchelf runs), so peak memory stays about twice the largest
+    // file however many threads copy.
+    let _large = (meta.len() >= LARGE_ELF).then(|| {
+        LARGE_ELF_EDITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
     let mut data = fs_err::read(source).map_err(|e| FileError::read(source, e))?;
     let name = dest
         .file_name()
@@ -102,11 +132,23 @@ pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) ->
     if let Some(parent) = dest.parent() {
         fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
     }
-    #[cfg(unix)]
-    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) | 0o200;
-    #[cfg(not(unix))]
-    let mode = 0o644;
     crate::write_file(dest, &data, mode)?;
+    set_mtime(dest, &meta)
+}
+
+/// Whether the file at `path` begins with the ELF magic (a shorter file does not).
+fn starts_with_elf_magic(path: &Path) -> Result<bool, Error> {
+    let mut magic = [0u8; 4];
+    let mut file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
+    match std::io::Read::read_exact(&mut file, &mut magic) {
+        Ok(()) => Ok(&magic == b"\x7fELF"),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(FileError::read(path, e).into()),
+    }
+}
+
+/// Gives `dest` the modification time of `meta` (the source's).
+fn set_mtime(dest: &Path, meta: &std::fs::Metadata) -> Result<(), Error> {
     if let Ok(mtime) = meta.modified() {
         let file = fs_err::File::options()
             .write(true)

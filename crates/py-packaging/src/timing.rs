@@ -41,7 +41,7 @@ impl Stage {
             Stage::Populate => "populate",
             Stage::Elf => "elf (thread time)",
             Stage::DevelTarball => "devel tarball",
-            Stage::Wheels => "wheels (thread time)",
+            Stage::Wheels => "wheels",
             Stage::Sdist => "sdist",
         }
     }

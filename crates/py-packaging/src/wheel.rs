@@ -4,15 +4,16 @@
 //! `entry_points.txt`, `top_level.txt` and `RECORD` last — is written here, deterministically.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use rayon::prelude::*;
-use sha2::{Digest as _, Sha256};
 
-/// Input bytes compressed in parallel before they are appended to the wheel.
-const BATCH: u64 = 256 << 20;
+use crate::zipout::{Method, ZipOut};
+
+/// The default deflate level of wheel entries: the fastest zlib-rs level whose output is no
+/// larger than what the reference's zlib (level 6) writes for the same files (table in the
+/// crate README).
+pub const DEFAULT_DEFLATE_LEVEL: u32 = 9;
 
 use crate::Error;
 use file_tree::FileError;
@@ -403,13 +404,6 @@ fn entry_points(decl: &SetupDecl) -> Option<String> {
     Some(sections.join("\n"))
 }
 
-fn record_hash(data: &[u8]) -> String {
-    format!(
-        "sha256={}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data))
-    )
-}
-
 /// The zip timestamp of `SOURCE_DATE_EPOCH` seconds (clamped to the zip range).
 fn zip_time(epoch: u64) -> zip::DateTime {
     let days = epoch / 86_400;
@@ -436,117 +430,18 @@ fn zip_time(epoch: u64) -> zip::DateTime {
     .unwrap_or_default()
 }
 
-/// One entry compressed ahead of time (in parallel): a single-entry zip in memory and its
-/// RECORD row.
-struct Prepared {
-    zip: Vec<u8>,
-    row: String,
-}
-
-fn record_row(arc: &str, data: &[u8]) -> String {
+fn record_row(arc: &str, sha256: &[u8], size: u64) -> String {
     let field = if arc.contains(',') || arc.contains('"') {
         format!("\"{}\"", arc.replace('"', "\"\""))
     } else {
         arc.to_owned()
     };
-    format!("{field},{},{}\n", record_hash(data), data.len())
+    let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha256);
+    format!("{field},sha256={digest},{size}\n")
 }
 
-/// Reads `path` and compresses it as entry `arc` with `options`.
-fn prepare(
-    arc: &str,
-    path: &Path,
-    options: zip::write::SimpleFileOptions,
-) -> Result<Prepared, Error> {
-    let data = fs_err::read(path).map_err(|e| FileError::read(path, e))?;
-    #[cfg(unix)]
-    let executable = std::os::unix::fs::PermissionsExt::mode(
-        &fs_err::metadata(path)
-            .map_err(|e| FileError::read(path, e))?
-            .permissions(),
-    ) & 0o111
-        != 0;
-    #[cfg(not(unix))]
-    let executable = false;
-    let options = options
-        .unix_permissions(if executable { 0o755 } else { 0o644 })
-        .large_file(data.len() as u64 >= u64::from(u32::MAX));
-    let zip_err = |source| Error::Zip {
-        wheel: path.to_path_buf(),
-        source,
-    };
-    let mut one = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    one.start_file(arc, options).map_err(zip_err)?;
-    one.write_all(&data)
-        .map_err(|e| FileError::write(path, e))?;
-    let zip = one.finish().map_err(zip_err)?.into_inner();
-    Ok(Prepared {
-        zip,
-        row: record_row(arc, &data),
-    })
-}
-
-/// A wheel being written: entries and their RECORD rows.
-struct WheelZip<W: std::io::Write + std::io::Seek> {
-    zip: zip::ZipWriter<W>,
-    record: String,
-    options: zip::write::SimpleFileOptions,
-    dest: PathBuf,
-}
-
-impl<W: std::io::Write + std::io::Seek> WheelZip<W> {
-    fn error(&self, source: zip::result::ZipError) -> Error {
-        Error::Zip {
-            wheel: self.dest.clone(),
-            source,
-        }
-    }
-
-    fn add(&mut self, arc: &str, data: &[u8], mode: u32) -> Result<(), Error> {
-        let options = self
-            .options
-            .unix_permissions(mode)
-            .large_file(data.len() as u64 >= u64::from(u32::MAX));
-        self.zip
-            .start_file(arc, options)
-            .map_err(|e| self.error(e))?;
-        self.zip
-            .write_all(data)
-            .map_err(|e| FileError::write(&self.dest, e))?;
-        self.record.push_str(&record_row(arc, data));
-        Ok(())
-    }
-
-    /// Appends an entry compressed by [`prepare`], as it is.
-    fn add_prepared(&mut self, prepared: Prepared) -> Result<(), Error> {
-        let mut one =
-            zip::ZipArchive::new(std::io::Cursor::new(prepared.zip)).map_err(|e| self.error(e))?;
-        let file = one.by_index_raw(0).map_err(|e| self.error(e))?;
-        let copied = self.zip.raw_copy_file(file);
-        copied.map_err(|e| self.error(e))?;
-        self.record.push_str(&prepared.row);
-        Ok(())
-    }
-
-    /// Adds `RECORD` (listing itself without a hash) and completes the zip.
-    fn finish(mut self, record_name: &str) -> Result<W, Error> {
-        crate::push(&mut self.record, format_args!("{record_name},,\n"));
-        let options = self.options.unix_permissions(0o644);
-        self.zip
-            .start_file(record_name, options)
-            .map_err(|e| self.error(e))?;
-        self.zip
-            .write_all(self.record.as_bytes())
-            .map_err(|e| FileError::write(&self.dest, e))?;
-        let wheel = self.dest.clone();
-        self.zip
-            .finish()
-            .map_err(|source| Error::Zip { wheel, source })
-    }
-}
-
-/// Writes the wheel of the package staged in `staging` into `dist_dir`: deflated unless
-/// `stored`, every entry stamped `mtime` (seconds since the epoch), mode bits kept.
+/// Writes the wheel of the package staged in `staging` into `dist_dir`: entries stored or
+/// deflated as `method` says, every entry stamped `mtime` (seconds since the epoch), mode bits kept.
 /// The platform tag is the template's `plat_name` (which honours
 /// `ROCM_SDK_WHEEL_PLATFORM_TAG`). Returns the wheel's path; it is written under a temporary
 /// name and renamed when complete.
@@ -554,7 +449,7 @@ pub(crate) fn write_wheel(
     staging: &Path,
     decl: &SetupDecl,
     dist_dir: &Path,
-    stored: bool,
+    method: Method,
     mtime: u64,
 ) -> Result<PathBuf, Error> {
     let name = escaped_name(&decl.name);
@@ -570,52 +465,32 @@ pub(crate) fn write_wheel(
         .prefix(&format!(".{wheel_name}."))
         .tempfile_in(dist_dir)
         .map_err(|e| FileError::write(dist_dir, e))?;
-    let method = if stored {
-        zip::CompressionMethod::Stored
-    } else {
-        zip::CompressionMethod::Deflated
-    };
-    let mut zip = WheelZip {
-        zip: zip::ZipWriter::new(std::io::BufWriter::new(
-            temp.as_file()
-                .try_clone()
-                .map_err(|e| FileError::write(&dest, e))?,
-        )),
-        record: String::new(),
-        options: zip::write::SimpleFileOptions::default()
-            .compression_method(method)
-            .last_modified_time(zip_time(mtime)),
-        dest: dest.clone(),
-    };
-    // Entries are compressed in parallel, a batch of at most BATCH input bytes at a time, and
-    // appended in order.
-    let entries: Vec<(&String, &PathBuf, u64)> = files
-        .iter()
+    let time = zip_time(mtime);
+    let mut zip = ZipOut::new(
+        temp.as_file()
+            .try_clone()
+            .map_err(|e| FileError::write(&dest, e))?,
+        &dest,
+        time.timepart(),
+        time.datepart(),
+    )?;
+    let entries: Vec<(String, PathBuf, u32)> = files
+        .into_iter()
         .map(|(arc, path)| {
-            let len = fs_err::metadata(path)
-                .map_err(|e| FileError::read(path, e))?
-                .len();
-            Ok((arc, path, len))
+            let meta = fs_err::metadata(&path).map_err(|e| FileError::read(&path, e))?;
+            #[cfg(unix)]
+            let executable =
+                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
+            #[cfg(not(unix))]
+            let executable = {
+                let _ = meta;
+                false
+            };
+            Ok((arc, path, if executable { 0o755 } else { 0o644 }))
         })
         .collect::<Result<_, Error>>()?;
-    let mut start = 0;
-    while start < entries.len() {
-        let mut end = start;
-        let mut bytes = 0u64;
-        while end < entries.len() && (end == start || bytes + entries[end].2 <= BATCH) {
-            bytes += entries[end].2;
-            end += 1;
-        }
-        let options = zip.options;
-        let prepared: Vec<Prepared> = entries[start..end]
-            .par_iter()
-            .map(|(arc, path, _)| prepare(arc, path, options))
-            .collect::<Result<_, Error>>()?;
-        for p in prepared {
-            zip.add_prepared(p)?;
-        }
-        start = end;
-    }
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let mut written = zip.add_files(&entries, method, threads)?;
     let top_level: BTreeSet<&str> = decl
         .packages
         .iter()
@@ -627,23 +502,25 @@ pub(crate) fn write_wheel(
         "Wheel-Version: 1.0\nGenerator: rock-ci ({})\nRoot-Is-Purelib: true\nTag: {tag}\n\n",
         env!("CARGO_PKG_VERSION")
     );
-    zip.add(
-        &format!("{dist_info}/METADATA"),
-        metadata(decl).as_bytes(),
-        0o644,
-    )?;
-    zip.add(&format!("{dist_info}/WHEEL"), wheel.as_bytes(), 0o644)?;
+    let mut small = vec![
+        (format!("{dist_info}/METADATA"), metadata(decl)),
+        (format!("{dist_info}/WHEEL"), wheel),
+    ];
     if let Some(ep) = entry_points(decl) {
-        zip.add(
-            &format!("{dist_info}/entry_points.txt"),
-            ep.as_bytes(),
-            0o644,
-        )?;
+        small.push((format!("{dist_info}/entry_points.txt"), ep));
     }
-    zip.add(&format!("{dist_info}/top_level.txt"), top.as_bytes(), 0o644)?;
-    let mut out = zip.finish(&format!("{dist_info}/RECORD"))?;
-    out.flush().map_err(|e| FileError::write(&dest, e))?;
-    drop(out);
+    small.push((format!("{dist_info}/top_level.txt"), top));
+    for (arc, text) in &small {
+        written.push(zip.add_bytes(arc, text.as_bytes(), 0o644, method)?);
+    }
+    let record_name = format!("{dist_info}/RECORD");
+    let mut record: String = written
+        .iter()
+        .map(|w| record_row(&w.name, &w.sha256, w.size))
+        .collect();
+    crate::push(&mut record, format_args!("{record_name},,\n"));
+    zip.add_bytes(&record_name, record.as_bytes(), 0o644, method)?;
+    drop(zip.finish()?);
     #[cfg(unix)]
     fs_err::set_permissions(
         temp.path(),

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::wheel::{escaped_name, platform_tag, read_setup, write_wheel};
+use crate::zipout::Method;
 
 /// A core-like template: pure package in `src/`, platform package with data, entry points.
 pub(crate) fn core_like(staging: &Path) {
@@ -131,7 +132,7 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
         ]
     );
     let dist = tmp.path().join("dist");
-    let wheel = write_wheel(&staging, &decl, &dist, false, 1_700_000_000).unwrap();
+    let wheel = write_wheel(&staging, &decl, &dist, Method::Deflated(9), 1_700_000_000).unwrap();
     assert_eq!(
         wheel.file_name().unwrap().to_string_lossy(),
         "demo_sdk_core-1.2.3.dev0-py3-none-manylinux_2_28_x86_64.whl"
@@ -149,7 +150,7 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
         &staging,
         &decl,
         &tmp.path().join("dist2"),
-        false,
+        Method::Deflated(9),
         1_700_000_000,
     )
     .unwrap();
@@ -158,7 +159,7 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
         &staging,
         &decl,
         &tmp.path().join("dist3"),
-        true,
+        Method::Stored,
         1_700_000_000,
     )
     .unwrap();
