@@ -26,9 +26,12 @@ mod file;
 mod parse;
 mod refs;
 mod shrink;
+mod symbols;
 mod verify;
 mod write;
 
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod tests;
 
