@@ -231,3 +231,41 @@ fn eu_elflint_finds_nothing_new_in_patched_files() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{p}");
     }
 }
+
+#[test]
+fn program_headers_grow_in_place_when_interp_and_notes_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, flags) in [("pie", &["-pie", "-fPIE"][..]), ("nopie", &["-no-pie"][..])] {
+        let program = cc(d, name, PROGRAM, flags);
+        let before = fs_err::read(&program).unwrap();
+        let old = Elf::parse(&before).unwrap();
+        let old_interp = old.interpreter().unwrap().unwrap();
+        assert!(patch_file(&program, &add(&long_entry())).unwrap());
+        let after = fs_err::read(&program).unwrap();
+        let new = Elf::parse(&after).unwrap();
+        // The table grew where it was, over .interp and the notes, which moved.
+        assert_eq!(new.phoff, old.phoff, "{name}");
+        assert_eq!(new.phdrs.len(), old.phdrs.len() + 1, "{name}");
+        let interp = new
+            .phdrs
+            .iter()
+            .find(|p| p.p_type == elf::PT_INTERP)
+            .unwrap();
+        assert!(interp.offset >= before.len() as u64, "{name}: {interp:?}");
+        assert_eq!(new.interpreter().unwrap().unwrap(), old_interp);
+        let holder = load_of(&new, interp.vaddr, interp.filesz);
+        assert_eq!(holder.flags, elf::PF_R, "{name}");
+        for p in new.phdrs.iter().filter(|p| p.p_type == elf::PT_NOTE) {
+            assert_eq!(p.offset % p.align.max(1), 0, "{name}: {p:?}");
+            load_of(&new, p.vaddr, p.filesz);
+        }
+        // Growth: the string table with the new entry and the moved bytes, no padding and no
+        // copy of the table.
+        let strsz = new.dyn_value(elf::DT_STRSZ).unwrap();
+        let growth = (after.len() - before.len()) as u64;
+        assert!(growth < strsz + 512, "{name}: grew {growth} bytes");
+        let out = Command::new(&program).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{name}");
+    }
+}

@@ -22,6 +22,7 @@
 //! ```
 
 mod classify;
+mod displace;
 mod file;
 mod parse;
 mod refs;

@@ -171,6 +171,27 @@ impl Elf<'_> {
         Ok(largest)
     }
 
+    /// Whether a dynamic symbol's value lies in `[lo, hi)`; `None` when the symbols cannot be
+    /// read or counted.
+    pub(crate) fn dynamic_symbol_in(&self, lo: u64, hi: u64) -> Option<bool> {
+        let Some(dynsym) = self.dyn_value(elf::DT_SYMTAB) else {
+            return Some(false);
+        };
+        let count = self.dynsym_count().ok()??;
+        let (entsize, value_at) = match self.c.class {
+            Class::Elf32 => (16, 4),
+            Class::Elf64 => (24, 8),
+        };
+        let at = self.vaddr_to_offset(dynsym, count.checked_mul(entsize)?)?;
+        for i in 0..count {
+            let v = self.c.word(self.data, at + i * entsize + value_at).ok()?;
+            if (lo..hi).contains(&v) {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
     fn version_references(&self, mut refs: Vec<Reference>) -> Result<Vec<Reference>, ElfError> {
         let c = self.c;
         let mut push = |field: u64, needed_file: bool| -> Result<(), ElfError> {

@@ -142,6 +142,54 @@ fn moved_symbols(original: &Elf<'_>, new: &Elf<'_>) -> Result<Vec<(u64, u64)>, E
     Ok(fields)
 }
 
+/// Segments other than `PT_LOAD`, `PT_PHDR` and `PT_DYNAMIC` are the same, in the same order;
+/// one that moved (`.interp` and notes, out of the program headers' way) has the same size and
+/// bytes, and is still mapped if it was.
+fn moved_segments(original: &Elf<'_>, new: &Elf<'_>) -> Result<(), ElfError> {
+    let others = |e: &Elf<'_>| -> Vec<Phdr> {
+        e.phdrs
+            .iter()
+            .filter(|p| !matches!(p.p_type, elf::PT_LOAD | elf::PT_PHDR | elf::PT_DYNAMIC))
+            .copied()
+            .collect()
+    };
+    let (before, after) = (others(original), others(new));
+    if before.len() != after.len() {
+        return Err(fail("program headers other than PT_LOAD changed"));
+    }
+    let bytes = |e: &Elf<'_>, p: &Phdr| -> Option<Vec<u8>> {
+        let start = usize::try_from(p.offset).ok()?;
+        let len = usize::try_from(p.filesz).ok()?;
+        e.data
+            .get(start..start.checked_add(len)?)
+            .map(<[u8]>::to_vec)
+    };
+    for (a, b) in before.iter().zip(&after) {
+        if a == b {
+            continue;
+        }
+        let same = (a.p_type, a.flags, a.filesz, a.memsz, a.align)
+            == (b.p_type, b.flags, b.filesz, b.memsz, b.align)
+            && bytes(original, a).is_some()
+            && bytes(original, a) == bytes(new, b);
+        if !same {
+            return Err(fail(format!(
+                "a program header of type {:#x} changed other than by moving",
+                a.p_type
+            )));
+        }
+        if mapped(original, a.offset, a.vaddr, a.filesz)
+            && !mapped(new, b.offset, b.vaddr, b.filesz)
+        {
+            return Err(fail(format!(
+                "a moved program header of type {:#x} is not covered by a PT_LOAD",
+                a.p_type
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks `out`, the patched image of `original`.
 pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Result<(), ElfError> {
     let new = Elf::parse(out).map_err(|e| fail(format!("the result does not parse: {e}")))?;
@@ -175,6 +223,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
             return Err(fail("PT_DYNAMIC is not covered by a PT_LOAD"));
         }
     }
+    moved_segments(original, &new)?;
     // Bytes of the original file outside the structures an edit may touch are unchanged.
     let d = original
         .dynamic

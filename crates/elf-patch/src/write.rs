@@ -9,6 +9,7 @@
 use object::elf;
 
 use crate::ElfError;
+use crate::displace::{Displaced, displaceable};
 use crate::parse::{Elf, Phdr, STRING_TAGS, shdr_fields, string_at, tag_in};
 use crate::refs::Reference;
 use crate::symbols::Moved;
@@ -441,6 +442,8 @@ struct Segment {
 #[derive(Debug, Clone, Copy)]
 struct Moves {
     pht: bool,
+    /// Sections moved out of the program header table's way, into the read-only segment.
+    displaced: Option<Displaced>,
     strings: bool,
     /// The dynamic section moves, into the read-write segment when `Some(true)`.
     dynamic: Option<bool>,
@@ -458,16 +461,22 @@ impl Moves {
             .is_none_or(|p| p.flags & elf::PF_W != 0);
         let mut moves = Moves {
             pht: false,
+            displaced: None,
             strings: grow_strings,
             dynamic: move_dynamic.then_some(writable),
         };
         let at = elf.phoff + elf.phdrs.len() as u64 * elf.phentsize;
-        moves.pht = !free_after_phdrs(elf, at, moves.new_loads() * elf.phentsize);
+        if !free_after_phdrs(elf, at, moves.new_loads() * elf.phentsize) {
+            // Displaced sections go into a read-only segment, which may be one more.
+            let loads = 1 + u64::from(moves.read_write());
+            moves.displaced = displaceable(elf, at + loads * elf.phentsize);
+            moves.pht = moves.displaced.is_none();
+        }
         moves
     }
 
     fn read_only(self) -> bool {
-        self.pht || self.strings || self.dynamic == Some(false)
+        self.pht || self.displaced.is_some() || self.strings || self.dynamic == Some(false)
     }
 
     fn read_write(self) -> bool {
@@ -616,9 +625,14 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     if grow_strings || move_dynamic {
         let moves = Moves::plan(elf, grow_strings, move_dynamic);
         let pht_size = (elf.phdrs.len() as u64 + moves.new_loads()) * elf.phentsize;
-        // The read-only segment: [program headers] [string table] [read-only dynamic section];
-        // the read-write one: [dynamic section].
+        // The read-only segment: [program headers | displaced sections] [string table]
+        // [read-only dynamic section]; the read-write one: [dynamic section].
         let mut ro_size = if moves.pht { pht_size } else { 0 };
+        if let Some(d) = moves.displaced {
+            // At the same address modulo 16 (the segment starts 16-aligned): the notes keep
+            // their alignment.
+            ro_size = d.vaddr % 16 + d.end - d.start;
+        }
         let str_rel = ro_size.next_multiple_of(8);
         if grow_strings {
             ro_size = str_rel + plan.base_len + plan.appended.len() as u64;
@@ -670,6 +684,17 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
             0,
         );
         let mut relocated = Vec::new();
+        if let Some(d) = moves.displaced {
+            let rel = d.vaddr % 16;
+            relocated.extend(crate::displace::apply(
+                elf,
+                &mut out,
+                &mut phdrs,
+                d,
+                ro.offset + rel,
+                ro.vaddr + rel,
+            )?);
+        }
         if grow_strings {
             let at = usize::try_from(ro.offset + str_rel).expect("inside the file");
             out[at..at + plan.table.len()].copy_from_slice(&plan.table);
