@@ -7,7 +7,7 @@
 use object::elf;
 
 use crate::ElfError;
-use crate::parse::{Elf, Phdr, shdr_fields};
+use crate::parse::{Elf, Phdr, STRING_TAGS, shdr_fields, tag_in};
 use crate::symbols::Moved;
 
 /// A run of sections after the program header table that can move.
@@ -22,10 +22,47 @@ pub(crate) struct Displaced {
 
 const MOVABLE_SEGMENTS: [u32; 3] = [elf::PT_INTERP, elf::PT_NOTE, elf::PT_GNU_PROPERTY];
 
+/// `DT_RELRSZ` and `DT_RELRENT` (sizes of the packed relative relocations).
+const DT_RELRSZ: u32 = 35;
+const DT_RELRENT: u32 = 37;
+
+/// Whether a dynamic entry of tag `tag` holds a size, a count, flags or a string offset, never
+/// an address. Any other tag (processor-specific ones included) counts as an address.
+fn holds_no_address(tag: u64) -> bool {
+    tag_in(
+        tag,
+        &[
+            elf::DT_PLTRELSZ,
+            elf::DT_RELASZ,
+            elf::DT_RELAENT,
+            elf::DT_STRSZ,
+            elf::DT_SYMENT,
+            elf::DT_SYMBOLIC,
+            elf::DT_RELSZ,
+            elf::DT_RELENT,
+            elf::DT_PLTREL,
+            elf::DT_TEXTREL,
+            elf::DT_BIND_NOW,
+            elf::DT_INIT_ARRAYSZ,
+            elf::DT_FINI_ARRAYSZ,
+            elf::DT_FLAGS,
+            elf::DT_PREINIT_ARRAYSZ,
+            DT_RELRSZ,
+            DT_RELRENT,
+            elf::DT_RELACOUNT,
+            elf::DT_RELCOUNT,
+            elf::DT_FLAGS_1,
+            elf::DT_VERDEFNUM,
+            elf::DT_VERNEEDNUM,
+        ],
+    ) || tag_in(tag, &STRING_TAGS)
+        || (u64::from(elf::DT_VALRNGLO)..=u64::from(elf::DT_VALRNGHI)).contains(&tag)
+}
+
 /// The sections (and the segments describing them) to move so that the program header table
 /// may end at `need_end`, or `None` when something else lies there: a section that is not
 /// `.interp` or a note, a segment other than those, the section header table, or anything a
-/// dynamic entry or a dynamic symbol points into.
+/// dynamic entry holding an address or a dynamic symbol points into.
 pub(crate) fn displaceable(elf: &Elf<'_>, need_end: u64) -> Option<Displaced> {
     let pht_end = elf.phoff + elf.phdrs.len() as u64 * elf.phentsize;
     if elf.shdrs.is_empty() || need_end <= pht_end {
@@ -101,10 +138,11 @@ pub(crate) fn displaceable(elf: &Elf<'_>, need_end: u64) -> Option<Displaced> {
     if !sections_mapped || !segments_mapped {
         return None;
     }
-    let points_inside = elf
-        .dynamic
-        .as_ref()
-        .is_some_and(|d| d.entries.iter().any(|(_, v)| (vaddr..vend).contains(v)));
+    let points_inside = elf.dynamic.as_ref().is_some_and(|d| {
+        d.entries
+            .iter()
+            .any(|(t, v)| !holds_no_address(*t) && (vaddr..vend).contains(v))
+    });
     if points_inside || elf.dynamic_symbol_in(vaddr, vend) != Some(false) {
         return None;
     }

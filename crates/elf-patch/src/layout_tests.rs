@@ -269,3 +269,41 @@ fn program_headers_grow_in_place_when_interp_and_notes_move() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{name}");
     }
 }
+
+#[test]
+fn only_addresses_in_the_dynamic_section_keep_interp_and_notes_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = cc(dir.path(), "pie", PROGRAM, &["-pie", "-fPIE"]);
+    let original = fs_err::read(&program).unwrap();
+    let elf = Elf::parse(&original).unwrap();
+    let interp = *elf
+        .phdrs
+        .iter()
+        .find(|p| p.p_type == elf::PT_INTERP)
+        .unwrap();
+    let need = elf.phoff + (elf.phdrs.len() as u64 + 1) * elf.phentsize;
+    let found = crate::displace::displaceable(&elf, need).unwrap();
+    assert_eq!((found.start, found.vaddr), (interp.offset, interp.vaddr));
+    // An entry whose value is a size that happens to equal .interp's address changes nothing;
+    // one holding an address there (DT_DEBUG) keeps everything where it is.
+    let d = elf.dynamic.as_ref().unwrap();
+    let dyn_ph = elf.phdrs[d.phdr];
+    let slot = |tag: u32| {
+        let i = d
+            .entries
+            .iter()
+            .position(|(t, _)| *t == u64::from(tag))
+            .unwrap();
+        dyn_ph.offset + i as u64 * 2 * elf.c.word_size() + elf.c.word_size()
+    };
+    for (tag, movable) in [(elf::DT_STRSZ, true), (elf::DT_DEBUG, false)] {
+        let mut data = original.clone();
+        elf.c.put_word(&mut data, slot(tag), interp.vaddr).unwrap();
+        let edited = Elf::parse(&data).unwrap();
+        assert_eq!(
+            crate::displace::displaceable(&edited, need).is_some(),
+            movable,
+            "tag {tag:#x}"
+        );
+    }
+}

@@ -581,7 +581,11 @@ fn a_segment_far_above_the_file_is_refused_not_padded() {
     let out = patch(&data, &set_rpath(&long_rpath(), true))
         .unwrap()
         .unwrap();
-    assert!(out.len() < data.len() + 4096, "grew {}", out.len() - data.len());
+    assert!(
+        out.len() < data.len() + 4096,
+        "grew {}",
+        out.len() - data.len()
+    );
     // Without, the table moves, and keeping the executable's address-to-offset distance for it
     // would pad the file by a terabyte: refused.
     fs_err::write(&exe, &data).unwrap();
