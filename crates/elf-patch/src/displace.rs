@@ -107,7 +107,7 @@ pub(crate) fn displaceable(elf: &Elf<'_>, need_end: u64) -> Option<Displaced> {
             break;
         }
     }
-    if start == u64::MAX {
+    if start == u64::MAX || end > elf.data.len() as u64 {
         return None;
     }
     let load = elf.phdrs.iter().find(|p| {

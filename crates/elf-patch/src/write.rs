@@ -80,8 +80,9 @@ fn combine(existing: Option<&[u8]>, set: Option<&[u8]>, add: &[String]) -> Vec<u
 }
 
 /// The most zero bytes an edit may add to keep an executable's program headers at the same
-/// address-to-offset distance as its first segment.
-const MAX_PADDING: u64 = 1 << 28;
+/// address-to-offset distance as its first segment (64 MiB; only a file whose table cannot
+/// grow in place and whose memory reaches far beyond its bytes, a large `.bss`, needs any).
+const MAX_PADDING: u64 = 1 << 26;
 
 /// The largest `PT_LOAD` alignment an edited file may have: 1 GiB, far above any page size
 /// (4 KiB to 64 KiB) or huge-page alignment (2 MiB) linkers use. A larger one is a corrupt
@@ -679,10 +680,9 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
         if moves.pht {
             phoff = ro.offset;
         }
-        out.resize(
-            usize::try_from(rw.offset + rw.size).expect("file size fits memory"),
-            0,
-        );
+        let len = usize::try_from(rw.offset + rw.size).expect("file size fits memory");
+        out.reserve_exact(len - out.len());
+        out.resize(len, 0);
         let mut relocated = Vec::new();
         if let Some(d) = moves.displaced {
             let rel = d.vaddr % 16;
