@@ -85,8 +85,9 @@ pub(crate) fn displaceable(elf: &Elf<'_>, need_end: u64) -> Option<Displaced> {
                 return None;
             }
             start = start.min(s.offset);
-            if s.offset + s.size > end {
-                (end, grew) = (s.offset + s.size, true);
+            let last = s.offset.saturating_add(s.size);
+            if last > end {
+                (end, grew) = (last, true);
             }
         }
         for p in &elf.phdrs {
@@ -99,8 +100,9 @@ pub(crate) fn displaceable(elf: &Elf<'_>, need_end: u64) -> Option<Displaced> {
                 return None;
             }
             start = start.min(p.offset);
-            if p.offset + p.filesz > end {
-                (end, grew) = (p.offset + p.filesz, true);
+            let last = p.offset.saturating_add(p.filesz);
+            if last > end {
+                (end, grew) = (last, true);
             }
         }
         if !grew {

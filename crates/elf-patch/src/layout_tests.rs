@@ -307,3 +307,32 @@ fn only_addresses_in_the_dynamic_section_keep_interp_and_notes_in_place() {
         );
     }
 }
+
+#[test]
+fn a_note_of_impossible_size_is_an_error_or_stays_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = cc(dir.path(), "pie", PROGRAM, &["-pie", "-fPIE"]);
+    let original = fs_err::read(&program).unwrap();
+    let elf = Elf::parse(&original).unwrap();
+    for size in [u64::MAX, u64::MAX / 2, original.len() as u64 * 2] {
+        let mut data = original.clone();
+        for (i, p) in elf.phdrs.iter().enumerate() {
+            if p.p_type == elf::PT_NOTE {
+                let at = elf.phoff + i as u64 * elf.phentsize;
+                Phdr {
+                    filesz: size,
+                    memsz: size,
+                    ..*p
+                }
+                .write(elf.c, &mut data, at)
+                .unwrap();
+            }
+        }
+        // Found by fuzzing: the note's end overflowed. Now the notes stay and the program
+        // headers move, or the edit is refused.
+        if let Ok(Some(out)) = crate::patch(&data, &add(&long_entry())) {
+            let new = Elf::parse(&out).unwrap();
+            assert_ne!(new.phoff, elf.phoff, "size {size:#x}");
+        }
+    }
+}
