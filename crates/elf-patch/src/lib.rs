@@ -22,13 +22,17 @@
 //! ```
 
 mod classify;
+mod displace;
 mod file;
 mod parse;
 mod refs;
 mod shrink;
+mod symbols;
 mod verify;
 mod write;
 
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod tests;
 

@@ -92,6 +92,106 @@ impl Elf<'_> {
         self.version_references(refs).map(Some)
     }
 
+    /// The highest address a dynamic relocation reaches when its symbol's size is counted
+    /// (`r_offset + st_size`, what `eu-elflint` takes a relocation to write): over `DT_RELA`,
+    /// `DT_REL` and `DT_JMPREL`. `None` when a table or a symbol cannot be read.
+    pub(crate) fn relocation_reach(&self) -> Option<u64> {
+        let c = self.c;
+        let w = c.word_size();
+        let sym_size_at = match c.class {
+            Class::Elf32 => 8,
+            Class::Elf64 => 16,
+        };
+        let syment = self
+            .dyn_value(elf::DT_SYMENT)
+            .unwrap_or(if w == 8 { 24 } else { 16 });
+        let dynsym = self.dyn_value(elf::DT_SYMTAB);
+        let plt_rela = self.dyn_value(elf::DT_PLTREL) == Some(u64::from(elf::DT_RELA));
+        let tables = [
+            (
+                elf::DT_RELA,
+                elf::DT_RELASZ,
+                self.dyn_value(elf::DT_RELAENT).unwrap_or(3 * w),
+            ),
+            (
+                elf::DT_REL,
+                elf::DT_RELSZ,
+                self.dyn_value(elf::DT_RELENT).unwrap_or(2 * w),
+            ),
+            (
+                elf::DT_JMPREL,
+                elf::DT_PLTRELSZ,
+                if plt_rela { 3 * w } else { 2 * w },
+            ),
+        ];
+        let mut reach = 0u64;
+        for (tag, size_tag, entsize) in tables {
+            let (Some(addr), Some(size)) = (self.dyn_value(tag), self.dyn_value(size_tag)) else {
+                continue;
+            };
+            if entsize < 2 * w {
+                return None;
+            }
+            let at = self.vaddr_to_offset(addr, size)?;
+            for i in 0..size / entsize {
+                let offset = c.word(self.data, at + i * entsize).ok()?;
+                let info = c.word(self.data, at + i * entsize + w).ok()?;
+                let sym = if w == 8 { info >> 32 } else { info >> 8 };
+                let sym_size = if sym == 0 {
+                    0
+                } else {
+                    let field = dynsym?
+                        .checked_add(sym.checked_mul(syment)?)?
+                        .checked_add(sym_size_at)?;
+                    let field = self.vaddr_to_offset(field, w)?;
+                    c.word(self.data, field).ok()?
+                };
+                reach = reach.max(offset.checked_add(sym_size)?);
+            }
+        }
+        Some(reach)
+    }
+
+    /// The largest `st_size` among the dynamic symbols; 0 without them or when their number
+    /// cannot be known.
+    pub(crate) fn largest_dynamic_symbol(&self) -> Result<u64, ElfError> {
+        let (Some(dynsym), Some(count)) = (self.dyn_value(elf::DT_SYMTAB), self.dynsym_count()?)
+        else {
+            return Ok(0);
+        };
+        let (entsize, size_at) = match self.c.class {
+            Class::Elf32 => (16, 8),
+            Class::Elf64 => (24, 16),
+        };
+        let at = self.file_offset_of(dynsym, count.saturating_mul(entsize))?;
+        let mut largest = 0;
+        for i in 0..count {
+            largest = largest.max(self.c.word(self.data, at + i * entsize + size_at)?);
+        }
+        Ok(largest)
+    }
+
+    /// Whether a dynamic symbol's value lies in `[lo, hi)`; `None` when the symbols cannot be
+    /// read or counted.
+    pub(crate) fn dynamic_symbol_in(&self, lo: u64, hi: u64) -> Option<bool> {
+        let Some(dynsym) = self.dyn_value(elf::DT_SYMTAB) else {
+            return Some(false);
+        };
+        let count = self.dynsym_count().ok()??;
+        let (entsize, value_at) = match self.c.class {
+            Class::Elf32 => (16, 4),
+            Class::Elf64 => (24, 8),
+        };
+        let at = self.vaddr_to_offset(dynsym, count.checked_mul(entsize)?)?;
+        for i in 0..count {
+            let v = self.c.word(self.data, at + i * entsize + value_at).ok()?;
+            if (lo..hi).contains(&v) {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
     fn version_references(&self, mut refs: Vec<Reference>) -> Result<Vec<Reference>, ElfError> {
         let c = self.c;
         let mut push = |field: u64, needed_file: bool| -> Result<(), ElfError> {

@@ -9,6 +9,7 @@ use object::elf;
 
 use crate::ElfError;
 use crate::parse::{Elf, Phdr, STRING_TAGS, tag_in};
+use crate::symbols::{Moved, moved_value, symbols_in};
 
 /// A dynamic entry's expected value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +98,98 @@ fn entries_as_values(elf: &Elf<'_>) -> Result<Vec<(u64, Value)>, ElfError> {
         .collect()
 }
 
+/// The `st_value` fields of static symbols in a section that moved, each checked to follow its
+/// section (see [`crate::symbols`]), as ranges the edit may change.
+fn moved_symbols(original: &Elf<'_>, new: &Elf<'_>) -> Result<Vec<(u64, u64)>, ElfError> {
+    if original.shdrs.len() != new.shdrs.len() || original.shoff != new.shoff {
+        return Err(fail("the section header table changed shape"));
+    }
+    let moved: Vec<Moved> = original
+        .shdrs
+        .iter()
+        .zip(&new.shdrs)
+        .enumerate()
+        .filter(|(_, (a, b))| a.addr != b.addr)
+        .map(|(index, (a, b))| Moved {
+            index,
+            old_addr: a.addr,
+            old_size: a.size,
+            new_addr: b.addr,
+        })
+        .collect();
+    let indices: Vec<usize> = moved.iter().map(|m| m.index).collect();
+    let before = symbols_in(original, &indices)?;
+    let after = symbols_in(new, &indices)?;
+    if before.len() != after.len() {
+        return Err(fail("the static symbol table changed"));
+    }
+    let w = original.c.word_size();
+    let mut fields = Vec::new();
+    for (a, b) in before.iter().zip(&after) {
+        let m = moved
+            .iter()
+            .find(|m| m.index == a.section)
+            .expect("selected by index");
+        let want = moved_value(a, m).unwrap_or(a.value);
+        if (b.field, b.section, b.value) != (a.field, a.section, want) {
+            return Err(fail(format!(
+                "a static symbol of section {} does not follow the section to {:#x}",
+                a.section, m.new_addr
+            )));
+        }
+        fields.push((a.field, a.field + w));
+    }
+    Ok(fields)
+}
+
+/// Segments other than `PT_LOAD`, `PT_PHDR` and `PT_DYNAMIC` are the same, in the same order;
+/// one that moved (`.interp` and notes, out of the program headers' way) has the same size and
+/// bytes, and is still mapped if it was.
+fn moved_segments(original: &Elf<'_>, new: &Elf<'_>) -> Result<(), ElfError> {
+    let others = |e: &Elf<'_>| -> Vec<Phdr> {
+        e.phdrs
+            .iter()
+            .filter(|p| !matches!(p.p_type, elf::PT_LOAD | elf::PT_PHDR | elf::PT_DYNAMIC))
+            .copied()
+            .collect()
+    };
+    let (before, after) = (others(original), others(new));
+    if before.len() != after.len() {
+        return Err(fail("program headers other than PT_LOAD changed"));
+    }
+    let bytes = |e: &Elf<'_>, p: &Phdr| -> Option<Vec<u8>> {
+        let start = usize::try_from(p.offset).ok()?;
+        let len = usize::try_from(p.filesz).ok()?;
+        e.data
+            .get(start..start.checked_add(len)?)
+            .map(<[u8]>::to_vec)
+    };
+    for (a, b) in before.iter().zip(&after) {
+        if a == b {
+            continue;
+        }
+        let same = (a.p_type, a.flags, a.filesz, a.memsz, a.align)
+            == (b.p_type, b.flags, b.filesz, b.memsz, b.align)
+            && bytes(original, a).is_some()
+            && bytes(original, a) == bytes(new, b);
+        if !same {
+            return Err(fail(format!(
+                "a program header of type {:#x} changed other than by moving",
+                a.p_type
+            )));
+        }
+        if mapped(original, a.offset, a.vaddr, a.filesz)
+            && !mapped(new, b.offset, b.vaddr, b.filesz)
+        {
+            return Err(fail(format!(
+                "a moved program header of type {:#x} is not covered by a PT_LOAD",
+                a.p_type
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks `out`, the patched image of `original`.
 pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Result<(), ElfError> {
     let new = Elf::parse(out).map_err(|e| fail(format!("the result does not parse: {e}")))?;
@@ -130,6 +223,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
             return Err(fail("PT_DYNAMIC is not covered by a PT_LOAD"));
         }
     }
+    moved_segments(original, &new)?;
     // Bytes of the original file outside the structures an edit may touch are unchanged.
     let d = original
         .dynamic
@@ -142,7 +236,8 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
         (0, original.ehsize),
         (
             original.phoff,
-            original.phoff + (original.phdrs.len() as u64 + 1) * original.phentsize,
+            // Room for the two segments an edit may add, when the table grows in place.
+            original.phoff + (original.phdrs.len() as u64 + 2) * original.phentsize,
         ),
         (dyn_ph.offset, dyn_ph.offset.saturating_add(dyn_ph.filesz)),
         (table_at, table_at + table.len() as u64),
@@ -151,6 +246,7 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
             original.shoff + original.shdrs.len() as u64 * original.shentsize,
         ),
     ];
+    touched.extend(moved_symbols(original, &new)?);
     if let Some(refs) = original.string_references()? {
         touched.extend(
             refs.iter()

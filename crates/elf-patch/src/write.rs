@@ -9,8 +9,10 @@
 use object::elf;
 
 use crate::ElfError;
+use crate::displace::{Displaced, displaceable};
 use crate::parse::{Elf, Phdr, STRING_TAGS, shdr_fields, string_at, tag_in};
 use crate::refs::Reference;
+use crate::symbols::Moved;
 use crate::verify::{Expected, Value};
 
 /// What to change in a file's dynamic section; the fields mirror patchelf's options.
@@ -78,8 +80,9 @@ fn combine(existing: Option<&[u8]>, set: Option<&[u8]>, add: &[String]) -> Vec<u
 }
 
 /// The most zero bytes an edit may add to keep an executable's program headers at the same
-/// address-to-offset distance as its first segment.
-const MAX_PADDING: u64 = 1 << 28;
+/// address-to-offset distance as its first segment (64 MiB; only a file whose table cannot
+/// grow in place and whose memory reaches far beyond its bytes, a large `.bss`, needs any).
+const MAX_PADDING: u64 = 1 << 26;
 
 /// The largest `PT_LOAD` alignment an edited file may have: 1 GiB, far above any page size
 /// (4 KiB to 64 KiB) or huge-page alignment (2 MiB) linkers use. A larger one is a corrupt
@@ -423,10 +426,173 @@ fn free_after_phdrs(elf: &Elf<'_>, at: u64, len: u64) -> bool {
         })
 }
 
+/// A new `PT_LOAD` at the end of the file.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    offset: u64,
+    vaddr: u64,
+    size: u64,
+    align: u64,
+    flags: u32,
+}
+
+/// What moves into the new segments: a read-only one holds the program headers (when they
+/// cannot grow in place), the string table copy (when strings were appended) and a read-only
+/// dynamic section; a read-write one holds a dynamic section that was writable (the loader
+/// writes `DT_DEBUG` into it). Each exists only when it holds something.
+#[derive(Debug, Clone, Copy)]
+struct Moves {
+    pht: bool,
+    /// Sections moved out of the program header table's way, into the read-only segment.
+    displaced: Option<Displaced>,
+    strings: bool,
+    /// The dynamic section moves, into the read-write segment when `Some(true)`.
+    dynamic: Option<bool>,
+}
+
+impl Moves {
+    fn plan(elf: &Elf<'_>, grow_strings: bool, move_dynamic: bool) -> Self {
+        let dyn_ph = elf.phdrs[elf.dynamic.as_ref().expect("dynamic").phdr];
+        // The dynamic section stays writable if the segment it was loaded from was.
+        let writable = elf
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == elf::PT_LOAD)
+            .find(|p| p.file_offset(dyn_ph.vaddr, dyn_ph.filesz).is_some())
+            .is_none_or(|p| p.flags & elf::PF_W != 0);
+        let mut moves = Moves {
+            pht: false,
+            displaced: None,
+            strings: grow_strings,
+            dynamic: move_dynamic.then_some(writable),
+        };
+        let at = elf.phoff + elf.phdrs.len() as u64 * elf.phentsize;
+        if !free_after_phdrs(elf, at, moves.new_loads() * elf.phentsize) {
+            // Displaced sections go into a read-only segment, which may be one more.
+            let loads = 1 + u64::from(moves.read_write());
+            moves.displaced = displaceable(elf, at + loads * elf.phentsize);
+            moves.pht = moves.displaced.is_none();
+        }
+        moves
+    }
+
+    fn read_only(self) -> bool {
+        self.pht || self.displaced.is_some() || self.strings || self.dynamic == Some(false)
+    }
+
+    fn read_write(self) -> bool {
+        self.dynamic == Some(true)
+    }
+
+    fn new_loads(self) -> u64 {
+        u64::from(self.read_only()) + u64::from(self.read_write())
+    }
+}
+
+/// Where the new segments go: file offset, address and alignment of the first one. Its file
+/// offset follows the file's end (16-aligned), its address lies above every segment, congruent
+/// with the offset modulo the largest `PT_LOAD` alignment. An executable whose program headers
+/// move keeps its first segment's address-to-offset distance for them: kernels before Linux
+/// 5.18 compute `AT_PHDR` as that segment's load address plus `e_phoff`.
+///
+/// A read-only segment also starts beyond every dynamic relocation's address plus its
+/// symbol's size: checkers (`eu-elflint`) take a relocation at `r_offset` against a symbol of
+/// size `n` as writing `[r_offset, r_offset + n]`, and would count a read-only segment there as
+/// one written by relocations (text relocations).
+fn place(elf: &Elf<'_>, out_len: u64, moves: Moves) -> Result<(u64, u64, u64, u64), ElfError> {
+    let pht_moves = moves.pht;
+    let loads = elf.phdrs.iter().filter(|p| p.p_type == elf::PT_LOAD);
+    let mut max_end = loads
+        .clone()
+        .map(|p| p.vaddr.checked_add(p.memsz).ok_or_else(no_room))
+        .try_fold(0, |m, e| e.map(|e| m.max(e)))?;
+    if moves.read_only() {
+        // Without readable relocation tables: every address plus the largest symbol size.
+        let reach = match elf.relocation_reach() {
+            Some(r) => r,
+            None => max_end.saturating_add(elf.largest_dynamic_symbol().unwrap_or(0)),
+        };
+        max_end = max_end.max(reach.checked_add(1).ok_or_else(no_room)?);
+    }
+    let align = loads.map(|p| p.align).max().unwrap_or(1).max(0x1000);
+    let file_end = align_up(out_len, 16).ok_or_else(no_room)?;
+    let first_vaddr = align_up(max_end, align).ok_or_else(no_room)?;
+    let has_interp = elf.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
+    let (offset, vaddr, seg_align) = match elf.phdrs.iter().find(|p| {
+        p.p_type == elf::PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
+    }) {
+        Some(first) if pht_moves && has_interp => {
+            let delta = first.vaddr.wrapping_sub(first.offset);
+            let offset =
+                align_up(file_end.max(first_vaddr.wrapping_sub(delta)), 16).ok_or_else(no_room)?;
+            (offset, offset.wrapping_add(delta), first.align.max(1))
+        }
+        _ => (
+            file_end,
+            first_vaddr
+                .checked_add(file_end % align)
+                .ok_or_else(no_room)?,
+            align,
+        ),
+    };
+    if offset - file_end > MAX_PADDING {
+        return Err(ElfError::Unsupported(format!(
+            "moving the program headers would pad the file by {} bytes",
+            offset - file_end
+        )));
+    }
+    if vaddr < max_end {
+        return Err(no_room());
+    }
+    Ok((offset, vaddr, seg_align, align))
+}
+
+/// The new segments, read-only first: their file bytes are contiguous; the read-write one
+/// starts on a new page of memory (at the next multiple of `align`, plus its offset's
+/// remainder), so the two never share a page's permissions.
+fn segments(
+    elf: &Elf<'_>,
+    out_len: u64,
+    moves: Moves,
+    sizes: (u64, u64),
+) -> Result<Vec<Segment>, ElfError> {
+    let (read_only_size, writable_size) = sizes;
+    let (offset, vaddr, seg_align, align) = place(elf, out_len, moves)?;
+    let mut segs = Vec::new();
+    let (mut offset, mut vaddr) = (offset, vaddr);
+    if moves.read_only() {
+        segs.push(Segment {
+            offset,
+            vaddr,
+            size: read_only_size,
+            align: seg_align,
+            flags: elf::PF_R,
+        });
+        let end = vaddr.checked_add(read_only_size).ok_or_else(no_room)?;
+        offset = align_up(offset + read_only_size, 16).ok_or_else(no_room)?;
+        vaddr = align_up(end, align)
+            .and_then(|v| v.checked_add(offset % align))
+            .ok_or_else(no_room)?;
+    }
+    if moves.read_write() {
+        segs.push(Segment {
+            offset,
+            vaddr,
+            size: writable_size,
+            align,
+            flags: elf::PF_R | elf::PF_W,
+        });
+    }
+    if segs.iter().any(|s| s.vaddr.checked_add(s.size).is_none()) {
+        return Err(no_room());
+    }
+    Ok(segs)
+}
+
 /// Writes the planned edit into a copy of the file.
-#[allow(
+#[expect(
     clippy::too_many_lines,
-    reason = "one pass over the new segment's layout reads best in one place"
+    reason = "one pass over the new segments' contents reads best in one place"
 )]
 fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     let c = elf.c;
@@ -454,148 +620,129 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
         c.put_u32(&mut out, *field, value);
     }
 
-    let (mut phoff, mut phnum) = (elf.phoff, elf.phdrs.len() as u64);
+    let mut phoff = elf.phoff;
     let mut dyn_at = dyn_ph.offset;
     let mut dyn_slots = dynamic.capacity as u64;
     if grow_strings || move_dynamic {
-        let loads: Vec<&Phdr> = elf
-            .phdrs
-            .iter()
-            .filter(|p| p.p_type == elf::PT_LOAD)
-            .collect();
-        let Some(last_load) = elf.phdrs.iter().rposition(|p| p.p_type == elf::PT_LOAD) else {
-            return Err(ElfError::Unsupported(
-                "no loadable segment to place the new tables after".to_owned(),
-            ));
-        };
-        let max_end = loads
-            .iter()
-            .map(|p| p.vaddr.checked_add(p.memsz).ok_or_else(no_room))
-            .try_fold(0, |m, e| e.map(|e| m.max(e)))?;
-        let align = loads.iter().map(|p| p.align).max().unwrap_or(1).max(0x1000);
-        phnum += 1;
-        let pht_size = phnum * elf.phentsize;
-        let pht_moves =
-            !free_after_phdrs(elf, elf.phoff + (phnum - 1) * elf.phentsize, elf.phentsize);
-
-        // The new segment: [program headers] [string table] [dynamic section].
-        let mut size = 0u64;
-        if pht_moves {
-            size = pht_size;
+        let moves = Moves::plan(elf, grow_strings, move_dynamic);
+        let pht_size = (elf.phdrs.len() as u64 + moves.new_loads()) * elf.phentsize;
+        // The read-only segment: [program headers | displaced sections] [string table]
+        // [read-only dynamic section]; the read-write one: [dynamic section].
+        let mut ro_size = if moves.pht { pht_size } else { 0 };
+        if let Some(d) = moves.displaced {
+            // At the same address modulo 16 (the segment starts 16-aligned): the notes keep
+            // their alignment.
+            ro_size = d.vaddr % 16 + d.end - d.start;
         }
-        size = size.next_multiple_of(8);
-        let str_rel = size;
+        let str_rel = ro_size.next_multiple_of(8);
         if grow_strings {
-            size += plan.base_len + plan.appended.len() as u64;
+            ro_size = str_rel + plan.base_len + plan.appended.len() as u64;
         }
-        size = size.next_multiple_of(8);
-        let dyn_rel = size;
         if move_dynamic {
             dyn_slots = entries.len() as u64 + 2;
-            size += dyn_slots * entry_size;
         }
-
-        let file_end = align_up(out.len() as u64, 16).ok_or_else(no_room)?;
-        let first_vaddr = align_up(max_end, align).ok_or_else(no_room)?;
-        let has_interp = elf.phdrs.iter().any(|p| p.p_type == elf::PT_INTERP);
-        let (offset, vaddr, seg_align) = match elf.phdrs.iter().find(|p| {
-            p.p_type == elf::PT_LOAD && p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz
-        }) {
-            // An executable's kernel may place AT_PHDR at the first segment's load address
-            // plus e_phoff: keep that segment's address-to-offset distance for the moved
-            // program headers.
-            Some(first) if pht_moves && has_interp => {
-                let delta = first.vaddr.wrapping_sub(first.offset);
-                let offset = align_up(file_end.max(first_vaddr.wrapping_sub(delta)), 16)
-                    .ok_or_else(no_room)?;
-                (offset, offset.wrapping_add(delta), first.align.max(1))
-            }
-            _ => (
-                file_end,
-                first_vaddr
-                    .checked_add(file_end % align)
-                    .ok_or_else(no_room)?,
-                align,
-            ),
-        };
-        if offset - file_end > MAX_PADDING {
-            return Err(ElfError::Unsupported(format!(
-                "moving the program headers would pad the file by {} bytes",
-                offset - file_end
-            )));
+        let dyn_bytes = dyn_slots * entry_size;
+        let dyn_rel = ro_size.next_multiple_of(8);
+        if moves.dynamic == Some(false) {
+            ro_size = dyn_rel + dyn_bytes;
         }
-        if vaddr < max_end || vaddr.checked_add(size).is_none() {
-            return Err(ElfError::Unsupported(
-                "no address space above the last segment".to_owned(),
-            ));
+        let segs = segments(elf, out.len() as u64, moves, (ro_size, dyn_bytes))?;
+        let last_load = elf
+            .phdrs
+            .iter()
+            .rposition(|p| p.p_type == elf::PT_LOAD)
+            .ok_or_else(|| {
+                ElfError::Unsupported("no loadable segment to place the new tables after".into())
+            })?;
+        for (i, s) in segs.iter().enumerate() {
+            phdrs.insert(
+                last_load + 1 + i,
+                Phdr {
+                    p_type: elf::PT_LOAD,
+                    flags: s.flags,
+                    offset: s.offset,
+                    vaddr: s.vaddr,
+                    paddr: s.vaddr,
+                    filesz: s.size,
+                    memsz: s.size,
+                    align: s.align,
+                },
+            );
         }
-        let new_load = Phdr {
-            p_type: elf::PT_LOAD,
-            flags: elf::PF_R | elf::PF_W,
-            offset,
-            vaddr,
-            paddr: vaddr,
-            filesz: size,
-            memsz: size,
-            align: seg_align,
-        };
-        phdrs.insert(last_load + 1, new_load);
+        let ro = segs[0];
+        let rw = *segs.last().expect("at least one segment");
         for p in phdrs.iter_mut().filter(|p| p.p_type == elf::PT_PHDR) {
-            if pht_moves {
-                (p.offset, p.vaddr, p.paddr) = (offset, vaddr, vaddr);
+            if moves.pht {
+                (p.offset, p.vaddr, p.paddr) = (ro.offset, ro.vaddr, ro.vaddr);
             }
             (p.filesz, p.memsz) = (pht_size, pht_size);
         }
-        if pht_moves {
-            phoff = offset;
+        if moves.pht {
+            phoff = ro.offset;
         }
-        out.resize(
-            usize::try_from(offset + size).expect("file size fits memory"),
-            0,
-        );
-
+        let len = usize::try_from(rw.offset + rw.size).expect("file size fits memory");
+        out.reserve_exact(len - out.len());
+        out.resize(len, 0);
+        let mut relocated = Vec::new();
+        if let Some(d) = moves.displaced {
+            let rel = d.vaddr % 16;
+            relocated.extend(crate::displace::apply(
+                elf,
+                &mut out,
+                &mut phdrs,
+                d,
+                ro.offset + rel,
+                ro.vaddr + rel,
+            )?);
+        }
         if grow_strings {
-            let at = usize::try_from(offset + str_rel).expect("inside the file");
+            let at = usize::try_from(ro.offset + str_rel).expect("inside the file");
             out[at..at + plan.table.len()].copy_from_slice(&plan.table);
             out[at + plan.table.len()..at + plan.table.len() + plan.appended.len()]
                 .copy_from_slice(&plan.appended);
             let new_len = plan.base_len + plan.appended.len() as u64;
             for e in &mut entries {
                 if e.0 == u64::from(elf::DT_STRTAB) {
-                    e.1 = vaddr + str_rel;
+                    e.1 = ro.vaddr + str_rel;
                 } else if e.0 == u64::from(elf::DT_STRSZ) {
                     e.1 = new_len;
                 }
             }
-            update_sections(
+            relocated.extend(update_sections(
                 elf,
                 &mut out,
                 elf::SHT_STRTAB,
                 old_strtab,
-                offset + str_rel,
-                vaddr + str_rel,
+                ro.offset + str_rel,
+                ro.vaddr + str_rel,
                 new_len,
-            )?;
+            )?);
         }
-        if move_dynamic {
-            dyn_at = offset + dyn_rel;
+        if let Some(writable) = moves.dynamic {
+            let (seg, rel) = if writable { (rw, 0) } else { (ro, dyn_rel) };
+            dyn_at = seg.offset + rel;
             let p = phdrs
                 .iter_mut()
                 .find(|p| p.p_type == elf::PT_DYNAMIC)
                 .expect("the dynamic segment exists");
-            let bytes = dyn_slots * entry_size;
-            (p.offset, p.vaddr, p.paddr, p.filesz, p.memsz) =
-                (dyn_at, vaddr + dyn_rel, vaddr + dyn_rel, bytes, bytes);
-            update_sections(
+            (p.offset, p.vaddr, p.paddr, p.filesz, p.memsz) = (
+                dyn_at,
+                seg.vaddr + rel,
+                seg.vaddr + rel,
+                dyn_bytes,
+                dyn_bytes,
+            );
+            relocated.extend(update_sections(
                 elf,
                 &mut out,
                 elf::SHT_DYNAMIC,
                 dyn_ph.vaddr,
                 dyn_at,
-                vaddr + dyn_rel,
-                bytes,
-            )?;
+                seg.vaddr + rel,
+                dyn_bytes,
+            )?);
         }
+        crate::symbols::update(elf, &mut out, &relocated)?;
     }
 
     // The dynamic entries, then DT_NULL up to the capacity.
@@ -614,7 +761,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
     }
     let w = c.word_size();
     c.put_word(&mut out, 24 + w, phoff)?;
-    let phnum = u16::try_from(phnum)
+    let phnum = u16::try_from(phdrs.len())
         .ok()
         .filter(|n| *n < 0xffff)
         .ok_or_else(|| ElfError::Unsupported("too many program headers".to_owned()))?;
@@ -623,7 +770,7 @@ fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
 }
 
 /// Points the allocated section headers of type `sh_type` at address `old_addr` to the new
-/// place of their contents.
+/// place of their contents; returns what moved.
 fn update_sections(
     elf: &Elf<'_>,
     out: &mut [u8],
@@ -632,15 +779,22 @@ fn update_sections(
     offset: u64,
     addr: u64,
     size: u64,
-) -> Result<(), ElfError> {
+) -> Result<Vec<Moved>, ElfError> {
     let [f_addr, f_offset, f_size, _] = shdr_fields(elf.c.class);
+    let mut moved = Vec::new();
     for (i, s) in elf.shdrs.iter().enumerate() {
         if s.sh_type == sh_type && s.addr == old_addr && s.addr != 0 {
             let at = elf.shoff + i as u64 * elf.shentsize;
             elf.c.put_word(out, at + f_addr, addr)?;
             elf.c.put_word(out, at + f_offset, offset)?;
             elf.c.put_word(out, at + f_size, size)?;
+            moved.push(Moved {
+                index: i,
+                old_addr: s.addr,
+                old_size: s.size,
+                new_addr: addr,
+            });
         }
     }
-    Ok(())
+    Ok(moved)
 }
