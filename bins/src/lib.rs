@@ -181,12 +181,25 @@ pub fn parse_repository(s: &str) -> Result<RepositoryArg, String> {
         .map_err(|e: workflow_outputs::Error| e.to_string())
 }
 
+/// The command line a tool parses when it is not the process's own: set by the `rock-ci`
+/// binary, which runs each tool as `rock-ci TOOL ARGS...` (the tool then sees `TOOL ARGS...`).
+static INVOCATION: std::sync::OnceLock<Vec<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Makes [`parse_args`] read `args` (program name first) instead of the process's arguments.
+/// The first call wins; later ones are ignored.
+pub fn set_invocation(args: Vec<std::ffi::OsString>) {
+    let _ = INVOCATION.set(args);
+}
+
 /// Parses the process's command line into `T` with long options abbreviated as Python's
 /// `argparse` allows: an unambiguous prefix of a long option stands for it (`--run-i 5`,
 /// `--art=x`); an ambiguous one is a usage error (exit 2) listing the candidates, e.g.
 /// `ambiguous option: --a could match --artifact-group, --amdgpu-targets`.
 pub fn parse_args<T: clap::Parser>() -> T {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args: Vec<std::ffi::OsString> = INVOCATION
+        .get()
+        .cloned()
+        .unwrap_or_else(|| std::env::args_os().collect());
     let mut command = T::command();
     // As clap names the program in its usage line: after the file name it was run as.
     if let Some(name) = args

@@ -352,7 +352,7 @@ async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()>
     }
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli: Cli = rock_ci::parse_args();
     cli.log.init_logging();
     let lines = Lines::new(Box::new(std::io::stdout()));

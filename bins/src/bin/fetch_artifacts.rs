@@ -73,7 +73,7 @@ struct Args {
     log: rock_ci::Verbosity,
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);

@@ -32,7 +32,7 @@ struct Args {
     log: rock_ci::Verbosity,
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     // `-v` prints the search progress, as in the reference; logging stays at warnings
     // unless repeated.

@@ -74,7 +74,7 @@ fn non_empty_group(s: &str) -> Result<String, String> {
     }
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let source = match (args.run_id, args.release, args.input_dir) {

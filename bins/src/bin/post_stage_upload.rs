@@ -50,7 +50,7 @@ struct Args {
     log: rock_ci::Verbosity,
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let lookup = args.limits.over(github_actions::process_env);

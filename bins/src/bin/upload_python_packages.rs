@@ -43,7 +43,7 @@ fn usage_error(message: &str) -> ! {
     .exit()
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     if args.upload.output_dir.is_some() && args.bucket.is_some() {

@@ -76,7 +76,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     rock_ci::exit_code(run(&args))

@@ -9,6 +9,7 @@ mod elf_patch;
 mod fetch_artifacts;
 mod find_artifacts;
 mod install_rocm;
+mod multicall;
 mod post_build_upload;
 mod post_stage_upload;
 mod robustness;

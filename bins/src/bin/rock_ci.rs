@@ -1,0 +1,119 @@
+//! `rock-ci`: every S3 and packaging tool in one binary, for the Python wheel (one copy of the
+//! S3 client instead of one per tool). `rock-ci TOOL ARGS...` runs TOOL as if it had been
+//! called by its own name, and so does a link or copy of this binary named after a tool;
+//! `rock-ci --list` prints the tool names.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[path = "artifact_manager.rs"]
+mod artifact_manager;
+#[path = "build_python_packages.rs"]
+mod build_python_packages;
+#[path = "ci_layout.rs"]
+mod ci_layout;
+#[path = "fetch_artifacts.rs"]
+mod fetch_artifacts;
+#[path = "find_artifacts_for_commit.rs"]
+mod find_artifacts_for_commit;
+#[path = "find_latest_artifacts.rs"]
+mod find_latest_artifacts;
+#[path = "install_rocm_from_artifacts.rs"]
+mod install_rocm_from_artifacts;
+#[path = "post_build_upload.rs"]
+mod post_build_upload;
+#[path = "post_stage_upload.rs"]
+mod post_stage_upload;
+#[path = "upload_package_repo.rs"]
+mod upload_package_repo;
+#[path = "upload_python_packages.rs"]
+mod upload_python_packages;
+#[path = "upload_tarballs.rs"]
+mod upload_tarballs;
+#[path = "write_artifacts_bucket_info.rs"]
+mod write_artifacts_bucket_info;
+
+type Main = fn() -> ExitCode;
+
+/// Each tool's name (as installed) and its `main`.
+const TOOLS: &[(&str, Main)] = &[
+    ("artifact_manager", artifact_manager::main),
+    ("build_python_packages", build_python_packages::main),
+    ("ci_layout", ci_layout::main),
+    ("fetch_artifacts", fetch_artifacts::main),
+    ("find_artifacts_for_commit", find_artifacts_for_commit::main),
+    ("find_latest_artifacts", find_latest_artifacts::main),
+    (
+        "install_rocm_from_artifacts",
+        install_rocm_from_artifacts::main,
+    ),
+    ("post_build_upload", post_build_upload::main),
+    ("post_stage_upload", post_stage_upload::main),
+    ("upload_package_repo", upload_package_repo::main),
+    ("upload_python_packages", upload_python_packages::main),
+    ("upload_tarballs", upload_tarballs::main),
+    (
+        "write_artifacts_bucket_info",
+        write_artifacts_bucket_info::main,
+    ),
+];
+
+fn tool(name: &str) -> Option<Main> {
+    let name = name.strip_suffix(".py").unwrap_or(name);
+    TOOLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, main)| main)
+}
+
+fn usage() -> String {
+    let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
+    format!(
+        "usage: rock-ci TOOL [ARGS...]\n       rock-ci --list | --version\n\ntools: {}\n",
+        names.join(", ")
+    )
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // Called by a tool's name (a link, a copy): that tool, with the process's arguments.
+    let invoked = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if let Some(main) = tool(invoked) {
+        return main();
+    }
+    let Some(first) = args.get(1) else {
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    match first.to_str().unwrap_or_default() {
+        "--list" => {
+            for (name, _) in TOOLS {
+                println!("{name}");
+            }
+            ExitCode::SUCCESS
+        }
+        "-V" | "--version" => {
+            println!("rock-ci {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        "-h" | "--help" => {
+            print!("{}", usage());
+            ExitCode::SUCCESS
+        }
+        name => match tool(name) {
+            Some(main) => {
+                rock_ci::set_invocation(args[1..].to_vec());
+                main()
+            }
+            None => {
+                eprint!("rock-ci: unknown tool {name:?}\n{}", usage());
+                ExitCode::from(2)
+            }
+        },
+    }
+}
