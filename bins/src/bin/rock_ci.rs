@@ -4,6 +4,7 @@
 //! `rock-ci --list` prints the tool names.
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -86,32 +87,34 @@ fn main() -> ExitCode {
     if let Some(main) = tool(invoked) {
         return main();
     }
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let Some(first) = args.get(1) else {
-        eprint!("{}", usage());
+        let _ = write!(stderr, "{}", usage());
         return ExitCode::from(2);
     };
     match first.to_str().unwrap_or_default() {
         "--list" => {
             for (name, _) in TOOLS {
-                println!("{name}");
+                let _ = writeln!(stdout, "{name}");
             }
             ExitCode::SUCCESS
         }
         "-V" | "--version" => {
-            println!("rock-ci {}", env!("CARGO_PKG_VERSION"));
+            let _ = writeln!(stdout, "rock-ci {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         "-h" | "--help" => {
-            print!("{}", usage());
+            let _ = write!(stdout, "{}", usage());
             ExitCode::SUCCESS
         }
         name => match tool(name) {
             Some(main) => {
+                drop((stdout, stderr));
                 rock_ci::set_invocation(args[1..].to_vec());
                 main()
             }
             None => {
-                eprint!("rock-ci: unknown tool {name:?}\n{}", usage());
+                let _ = write!(stderr, "rock-ci: unknown tool {name:?}\n{}", usage());
                 ExitCode::from(2)
             }
         },
