@@ -107,16 +107,14 @@ fn main() -> ExitCode {
             let _ = write!(stdout, "{}", usage());
             ExitCode::SUCCESS
         }
-        name => match tool(name) {
-            Some(main) => {
+        name => {
+            if let Some(main) = tool(name) {
                 drop((stdout, stderr));
                 rock_ci::set_invocation(args[1..].to_vec());
-                main()
+                return main();
             }
-            None => {
-                let _ = write!(stderr, "rock-ci: unknown tool {name:?}\n{}", usage());
-                ExitCode::from(2)
-            }
-        },
+            let _ = write!(stderr, "rock-ci: unknown tool {name:?}\n{}", usage());
+            ExitCode::from(2)
+        }
     }
 }

@@ -132,7 +132,7 @@ fn unknown_tool_and_no_tool_are_usage_errors() {
 #[test]
 fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("wheel-data/scripts");
-    let mut found: Vec<String> = std::fs::read_dir(&scripts)
+    let mut found: Vec<String> = fs_err::read_dir(&scripts)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
@@ -141,7 +141,7 @@ fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
     assert_eq!(found, want);
     for (name, _) in TOOLS {
         let path = scripts.join(name);
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = fs_err::read_to_string(&path).unwrap();
         assert_eq!(
             text,
             format!("#!/bin/sh\nexec \"${{0%/*}}/rock-ci\" {name} \"$@\"\n"),
@@ -156,9 +156,9 @@ fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
 #[test]
 fn a_launcher_runs_its_tool_from_the_directory_it_is_in() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(ROCK_CI, dir.path().join("rock-ci")).unwrap();
+    fs_err::copy(ROCK_CI, dir.path().join("rock-ci")).unwrap();
     let launcher = dir.path().join("ci_layout");
-    std::fs::copy(
+    fs_err::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("wheel-data/scripts/ci_layout"),
         &launcher,
     )
