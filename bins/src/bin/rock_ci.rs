@@ -61,7 +61,6 @@ const TOOLS: &[(&str, Main)] = &[
 ];
 
 fn tool(name: &str) -> Option<Main> {
-    let name = name.strip_suffix(".py").unwrap_or(name);
     TOOLS
         .iter()
         .find(|(n, _)| *n == name)

@@ -27,6 +27,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use elf_patch::Edit;
+use rock_ci_test_support::elf::elflint;
 use support::PADDING;
 
 /// One file's measurement.
@@ -47,21 +48,6 @@ struct Done {
     theirs_new: Vec<String>,
     /// elf-patch's new messages that patchelf's result does not have either.
     unexplained: Vec<String>,
-}
-
-/// `eu-elflint --gnu-ld`'s messages about `file`, one per line ("No errors" is none).
-fn lint(file: &Path) -> BTreeSet<String> {
-    let out = Command::new("eu-elflint")
-        .arg("--gnu-ld")
-        .arg(file)
-        .output()
-        .expect("eu-elflint (elfutils) runs");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .chain(String::from_utf8_lossy(&out.stderr).lines())
-        .map(|l| l.replace(&*file.to_string_lossy(), "FILE"))
-        .filter(|l| !l.trim().is_empty() && l.trim() != "No errors")
-        .collect()
 }
 
 /// `s` with every run of digits (hex after `0x` included) written `#`.
@@ -126,8 +112,8 @@ fn compare(orig: &Path, ours: &Path, theirs: &Path, patchelf: &Path, edit: &Edit
     if !out.status.success() {
         return Measure::TheirsFailed(String::from_utf8_lossy(&out.stderr).trim().to_owned());
     }
-    let before = lint(orig);
-    let (after_ours, after_theirs) = (lint(ours), lint(theirs));
+    let before = elflint(orig);
+    let (after_ours, after_theirs) = (elflint(ours), elflint(theirs));
     let theirs_all: BTreeSet<String> = after_theirs.iter().map(|l| numbers_as_hash(l)).collect();
     let ours_new: Vec<String> = after_ours.difference(&before).cloned().collect();
     let unexplained = ours_new

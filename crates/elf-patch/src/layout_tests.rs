@@ -2,12 +2,11 @@
 //! static symbols of moved sections following them, and nothing `eu-elflint` did not already
 //! report about the original.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use object::elf;
-use rock_ci_test_support::elf::cc;
+use rock_ci_test_support::elf::{cc, elflint};
 
 use crate::parse::{Elf, Phdr, shdr_fields};
 use crate::symbols::symbols_in;
@@ -173,20 +172,6 @@ fn static_symbols_of_moved_sections_follow_them() {
         };
         assert_eq!(b.value, a.value - old_base + new_base, "{a:?} -> {b:?}");
     }
-}
-
-/// `eu-elflint --gnu-ld`'s messages about `path`.
-fn elflint(path: &Path) -> BTreeSet<String> {
-    let out = Command::new("eu-elflint")
-        .arg("--gnu-ld")
-        .arg(path)
-        .output()
-        .expect("eu-elflint runs (elfutils; scripts/test-tools installs it)");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .filter(|l| !l.is_empty() && l != "No errors")
-        .collect()
 }
 
 #[test]

@@ -83,3 +83,20 @@ pub fn patchelf() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tools/patchelf/bin/patchelf");
     p.is_file().then_some(p)
 }
+
+/// `eu-elflint --gnu-ld`'s messages about `file` (stdout and stderr), one per line, with the
+/// file's path written `FILE` so two files' messages compare; "No errors" is none. Panics when
+/// eu-elflint cannot run (elfutils; `scripts/test-tools` installs it).
+pub fn elflint(file: &Path) -> std::collections::BTreeSet<String> {
+    let out = Command::new("eu-elflint")
+        .arg("--gnu-ld")
+        .arg(file)
+        .output()
+        .expect("eu-elflint runs (elfutils; scripts/test-tools installs it)");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+        .map(|l| l.replace(&*file.to_string_lossy(), "FILE"))
+        .filter(|l| !l.trim().is_empty() && l.trim() != "No errors")
+        .collect()
+}
