@@ -1,7 +1,8 @@
 //! `rock-ci`: every S3 and packaging tool in one binary, for the Python wheel (one copy of the
 //! S3 client instead of one per tool). `rock-ci TOOL ARGS...` runs TOOL as if it had been
 //! called by its own name, and so does a link or copy of this binary named after a tool;
-//! `rock-ci --list` prints the tool names.
+//! `rock-ci --list` prints the tool names, and `rock-ci --link-tools DIR` puts a link per tool
+//! in DIR (what `cargo install` users run once to have every tool on PATH by its own name).
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -70,7 +71,7 @@ fn tool(name: &str) -> Option<Main> {
 fn usage() -> String {
     let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
     format!(
-        "usage: rock-ci TOOL [ARGS...]\n       rock-ci --list | --version\n\ntools: {}\n",
+        "usage: rock-ci TOOL [ARGS...]\n       rock-ci --list | --version\n       rock-ci --link-tools DIR\n\ntools: {}\n",
         names.join(", ")
     )
 }
@@ -102,6 +103,23 @@ fn main() -> ExitCode {
             let _ = writeln!(stdout, "rock-ci {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
+        "--link-tools" => {
+            let [_, _, dir] = &args[..] else {
+                let _ = write!(
+                    stderr,
+                    "rock-ci: --link-tools takes one directory\n{}",
+                    usage()
+                );
+                return ExitCode::from(2);
+            };
+            match link_tools(Path::new(dir)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    let _ = writeln!(stderr, "rock-ci: --link-tools {}: {error}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
         "-h" | "--help" => {
             let _ = write!(stdout, "{}", usage());
             ExitCode::SUCCESS
@@ -116,4 +134,23 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A symbolic link named after each tool in `dir` (created if missing), to this binary by its
+/// absolute path. Each link is made under a temporary name and renamed over whatever had the
+/// tool's name (an older link, a per-tool binary), so no tool is ever missing from `dir`.
+fn link_tools(dir: &Path) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?.canonicalize()?;
+    fs_err::create_dir_all(dir)?;
+    for (name, _) in TOOLS {
+        let target = dir.join(name);
+        let temp = dir.join(format!(".{name}.{}.rock-ci-link", std::process::id()));
+        let _ = fs_err::remove_file(&temp);
+        fs_err::os::unix::fs::symlink(&exe, &temp)?;
+        if let Err(error) = fs_err::rename(&temp, &target) {
+            let _ = fs_err::remove_file(&temp);
+            return Err(error);
+        }
+    }
+    Ok(())
 }

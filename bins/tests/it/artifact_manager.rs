@@ -238,7 +238,7 @@ impl Pipeline {
     /// `env` on top of the server's keys and the GitHub API.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let therock = self.path("therock");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_artifact_manager"));
+        let mut command = Command::new(crate::common::tool("artifact_manager"));
         command
             .args(args)
             .env_clear()
@@ -907,7 +907,7 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     // Sent at 1 MiB/s: caught in flight.
     let (noise, proxy) = p.push_big_behind_slow_link(env, 0x9e37_79b9, "core_lib_generic.tar.zst");
     let out = p.path("b2");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_artifact_manager"));
+    let mut command = Command::new(crate::common::tool("artifact_manager"));
     command
         .args([
             "fetch",
@@ -988,7 +988,7 @@ fn the_terminal_display_moves_mid_transfer() {
     let (_, proxy) = p.push_big_behind_slow_link(env, 0x5eed, "");
     let fetch = format!(
         "{} fetch --stage libs --bootstrap --platform linux --output-dir {}",
-        env!("CARGO_BIN_EXE_artifact_manager"),
+        crate::common::tool("artifact_manager"),
         p.path("b2").display()
     );
     // `script` runs the command on a pseudo-terminal and copies what it draws to stdout.

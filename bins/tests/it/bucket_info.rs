@@ -19,7 +19,7 @@ const RELEASE_TYPES: [&str; 6] = [
 fn run(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_write_artifacts_bucket_info"))
+    let out = std::process::Command::new(crate::common::tool("write_artifacts_bucket_info"))
         .args(args)
         .env_clear()
         .envs(env.iter().copied())
@@ -120,7 +120,7 @@ fn defaults_to_ci_outside_a_pull_request_and_appends() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
     fs_err::write(&outputs, "earlier=1\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_write_artifacts_bucket_info"))
+    let out = std::process::Command::new(crate::common::tool("write_artifacts_bucket_info"))
         .env_clear()
         .env("GITHUB_OUTPUT", &outputs)
         .env("GITHUB_EVENT_NAME", "push")
@@ -154,7 +154,7 @@ fn a_bad_release_type_fails_and_writes_nothing() {
 
 #[test]
 fn without_github_output_it_warns_and_succeeds() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_write_artifacts_bucket_info"))
+    let out = std::process::Command::new(crate::common::tool("write_artifacts_bucket_info"))
         .env_clear()
         .output()
         .unwrap();

@@ -49,7 +49,7 @@ fn python() -> PathBuf {
 }
 
 fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    Command::new(crate::common::tool("build_python_packages"))
         .arg("--python")
         .arg(python())
         .arg("--artifact-dir")
@@ -229,7 +229,7 @@ fn relative_paths_are_taken_from_the_working_directory() {
     artifact_set(&tmp.path().join("artifacts"), true);
     let venv = python().parent().unwrap().parent().unwrap().to_path_buf();
     std::os::unix::fs::symlink(&venv, tmp.path().join("venv")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    let out = Command::new(crate::common::tool("build_python_packages"))
         .current_dir(tmp.path())
         .args(["--python", "venv/bin/python", "--artifact-dir", "artifacts"])
         .args([
@@ -341,7 +341,7 @@ fn bad_inputs_fail_with_the_reference_messages() {
         )
     );
     // A missing template.
-    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    let out = Command::new(crate::common::tool("build_python_packages"))
         .args(["--artifact-dir", "x", "--dest-dir", "y", "--version", "1"])
         .arg("--templates-dir")
         .arg(tmp.path())
@@ -350,14 +350,14 @@ fn bad_inputs_fail_with_the_reference_messages() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     // Usage errors exit 2.
-    let usage = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    let usage = Command::new(crate::common::tool("build_python_packages"))
         .arg("--dest")
         .arg("d")
         .output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
     // An ambiguous prefix names the candidates, as argparse does.
-    let usage = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    let usage = Command::new(crate::common::tool("build_python_packages"))
         .args(["--d", "x"])
         .output()
         .unwrap();
@@ -499,7 +499,7 @@ fn an_old_setuptools_is_refused() {
     let artifacts = tmp.path().join("artifacts");
     artifact_set(&artifacts, true);
     let old = venv_with_setuptools("==68.0.0");
-    let out = Command::new(env!("CARGO_BIN_EXE_build_python_packages"))
+    let out = Command::new(crate::common::tool("build_python_packages"))
         .arg("--python")
         .arg(&old)
         .arg("--artifact-dir")

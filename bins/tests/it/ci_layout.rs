@@ -5,7 +5,7 @@ use rock_ci_test_support::{HttpServer, Reply};
 
 /// Runs `ci_layout` with exactly `env` as its environment.
 fn ci_layout(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ci_layout"))
+    Command::new(crate::common::tool("ci_layout"))
         .args(args)
         .env_clear()
         .envs(env.iter().copied())

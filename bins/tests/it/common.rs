@@ -83,3 +83,22 @@ pub(crate) fn through_proxy(
     }
     env
 }
+
+/// The path of tool `name`: a link to the built `rock-ci` named after the tool, as
+/// `rock-ci --link-tools` makes them (made once per test run, in `CARGO_TARGET_TMPDIR`).
+pub(crate) fn tool(name: &str) -> &'static str {
+    static LINKS: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = LINKS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tool-links");
+        let out = Command::new(env!("CARGO_BIN_EXE_rock-ci"))
+            .arg("--link-tools")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        dir
+    });
+    let path = dir.join(name);
+    assert!(path.exists(), "rock-ci did not link {name}");
+    String::leak(path.into_os_string().into_string().unwrap())
+}

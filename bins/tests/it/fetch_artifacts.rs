@@ -33,7 +33,7 @@ const ZSTD: Compression = Compression::Zstd { level: 3 };
 /// `fetch_artifacts --run-id {run_id} --platform linux` with nothing in its environment but the
 /// GitHub API at `github_url` and the keys and endpoint of `server`.
 fn fetch_command(server: &S3Server, github_url: &str, run_id: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"));
+    let mut command = Command::new(crate::common::tool("fetch_artifacts"));
     command
         .args(["--run-id", run_id, "--platform", "linux"])
         .env_clear()
@@ -381,7 +381,7 @@ fn local_staging_dir_needs_no_github() {
         &[("bin/tool", "t")],
         true,
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+    let out = Command::new(crate::common::tool("fetch_artifacts"))
         .args([
             "--run-id",
             "9",
@@ -519,7 +519,7 @@ fn interrupted_fetch_then_rerun() {
 #[test]
 fn abbreviated_flags_empty_repository_and_mtimes() {
     let f = fixture();
-    let out = Command::new(env!("CARGO_BIN_EXE_fetch_artifacts"))
+    let out = Command::new(crate::common::tool("fetch_artifacts"))
         .args([
             "--run-i",
             "555",

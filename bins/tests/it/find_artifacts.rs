@@ -164,11 +164,11 @@ impl Fixture {
     }
 
     fn commit(&self, api: &Api, args: &[&str]) -> Output {
-        self.command(env!("CARGO_BIN_EXE_find_artifacts_for_commit"), api, args)
+        self.command(crate::common::tool("find_artifacts_for_commit"), api, args)
     }
 
     fn latest(&self, api: &Api, args: &[&str]) -> Output {
-        self.command(env!("CARGO_BIN_EXE_find_latest_artifacts"), api, args)
+        self.command(crate::common::tool("find_latest_artifacts"), api, args)
     }
 
     /// S3 requests made by the last command.
@@ -647,7 +647,7 @@ fn bad_requests_fail_before_any_request() {
         "Error: Invalid --require-artifact `(`",
         "bad regex",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_find_artifacts_for_commit"))
+    let out = Command::new(crate::common::tool("find_artifacts_for_commit"))
         .args(["--commit", "abc", "--artifact-group", "a"])
         .env_clear()
         .env("GITHUB_API_URL", api.server.url())

@@ -140,7 +140,7 @@ fn checkout(work: &Path) -> PathBuf {
 
 impl RunFixture {
     fn install(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_install_rocm_from_artifacts"))
+        Command::new(crate::common::tool("install_rocm_from_artifacts"))
             .args(["--run-id", "555", "--artifact-group", "gfx94X-dcgpu"])
             .args(args)
             .env_clear()
@@ -294,7 +294,7 @@ fn release_fixture() -> ReleaseFixture {
 }
 
 fn release_command(endpoint: &str, work: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_install_rocm_from_artifacts"));
+    let mut command = Command::new(crate::common::tool("install_rocm_from_artifacts"));
     command
         .args(["--artifact-group", "gfx94X-dcgpu", "--output-dir", "rocm"])
         .args(args)
@@ -549,7 +549,7 @@ fn input_dir_copies_like_rsync_a() {
     }
     let out = old_tree(work.path());
     let install = |input: &str| {
-        Command::new(env!("CARGO_BIN_EXE_install_rocm_from_artifacts"))
+        Command::new(crate::common::tool("install_rocm_from_artifacts"))
             .args([
                 "--amdgpu-family",
                 "gfx94X-dcgpu",

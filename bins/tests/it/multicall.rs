@@ -1,47 +1,26 @@
-//! The `rock-ci` binary the wheel ships: each tool by subcommand and by the name it runs as,
-//! with the same output as the tool's own binary.
+//! The `rock-ci` binary: each tool by subcommand and by the name it runs as (a link made by
+//! `rock-ci --link-tools`, or the wheel's launcher), with the same answers either way.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 const ROCK_CI: &str = env!("CARGO_BIN_EXE_rock-ci");
 
-/// Every tool of the multi-call binary, with its own binary (built with the default features).
-const TOOLS: &[(&str, &str)] = &[
-    ("artifact_manager", env!("CARGO_BIN_EXE_artifact_manager")),
-    (
-        "build_python_packages",
-        env!("CARGO_BIN_EXE_build_python_packages"),
-    ),
-    ("ci_layout", env!("CARGO_BIN_EXE_ci_layout")),
-    ("fetch_artifacts", env!("CARGO_BIN_EXE_fetch_artifacts")),
-    (
-        "find_artifacts_for_commit",
-        env!("CARGO_BIN_EXE_find_artifacts_for_commit"),
-    ),
-    (
-        "find_latest_artifacts",
-        env!("CARGO_BIN_EXE_find_latest_artifacts"),
-    ),
-    (
-        "install_rocm_from_artifacts",
-        env!("CARGO_BIN_EXE_install_rocm_from_artifacts"),
-    ),
-    ("post_build_upload", env!("CARGO_BIN_EXE_post_build_upload")),
-    ("post_stage_upload", env!("CARGO_BIN_EXE_post_stage_upload")),
-    (
-        "upload_package_repo",
-        env!("CARGO_BIN_EXE_upload_package_repo"),
-    ),
-    (
-        "upload_python_packages",
-        env!("CARGO_BIN_EXE_upload_python_packages"),
-    ),
-    ("upload_tarballs", env!("CARGO_BIN_EXE_upload_tarballs")),
-    (
-        "write_artifacts_bucket_info",
-        env!("CARGO_BIN_EXE_write_artifacts_bucket_info"),
-    ),
+/// Every tool of the multi-call binary.
+const TOOLS: &[&str] = &[
+    "artifact_manager",
+    "build_python_packages",
+    "ci_layout",
+    "fetch_artifacts",
+    "find_artifacts_for_commit",
+    "find_latest_artifacts",
+    "install_rocm_from_artifacts",
+    "post_build_upload",
+    "post_stage_upload",
+    "upload_package_repo",
+    "upload_python_packages",
+    "upload_tarballs",
+    "write_artifacts_bucket_info",
 ];
 
 fn run(program: &Path, args: &[&str]) -> Output {
@@ -52,7 +31,7 @@ fn run(program: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// stdout and stderr, with the program's own path replaced by its name.
+/// Exit code, stdout and stderr, with the program's own path replaced by its name.
 fn shown(out: &Output, program: &Path, name: &str) -> (Option<i32>, String, String) {
     let text = |b: &[u8]| String::from_utf8_lossy(b).replace(program.to_str().unwrap(), name);
     (out.status.code(), text(&out.stdout), text(&out.stderr))
@@ -67,42 +46,114 @@ fn lists_exactly_the_tools() {
         .lines()
         .map(str::to_owned)
         .collect();
-    let want: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(listed, want);
+    assert_eq!(listed, TOOLS);
 }
 
 #[test]
-fn each_tool_by_subcommand_and_by_name_answers_as_its_own_binary() {
+fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, own) in TOOLS {
+    let out = run(
+        Path::new(ROCK_CI),
+        &["--link-tools", dir.path().to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in TOOLS {
         let link = dir.path().join(name);
-        std::os::unix::fs::symlink(ROCK_CI, &link).unwrap();
+        assert_eq!(
+            fs_err::read_link(&link).unwrap(),
+            Path::new(ROCK_CI).canonicalize().unwrap()
+        );
         for args in [&["--help"][..], &["--version"], &["--no-such-flag"]] {
-            let own_out = run(Path::new(own), args);
-            let want = shown(&own_out, Path::new(own), name);
             let by_name = run(&link, args);
-            assert_eq!(
-                shown(&by_name, &link, name),
-                want,
-                "{name} {args:?} run by name"
-            );
+            let shown_by_name = shown(&by_name, &link, name);
             let mut sub = vec![*name];
             sub.extend_from_slice(args);
             let by_sub = run(Path::new(ROCK_CI), &sub);
             assert_eq!(
                 shown(&by_sub, Path::new(ROCK_CI), name),
-                want,
-                "rock-ci {name} {args:?}"
+                shown_by_name,
+                "rock-ci {name} {args:?} and {name} {args:?}"
             );
+            let (code, stdout, stderr) = shown_by_name;
+            match args[0] {
+                "--help" => {
+                    assert_eq!(code, Some(0), "{name} --help: {stderr}");
+                    assert!(
+                        stdout.contains(&format!("sage: {name}")),
+                        "{name} --help names another program:\n{stdout}"
+                    );
+                }
+                // The reference's `--version VALUE` is the version of the packages it builds.
+                "--version" if *name == "build_python_packages" => {
+                    assert_eq!(code, Some(2), "{name} --version without a value");
+                    assert!(stderr.contains("--version <VERSION>"), "{stderr}");
+                }
+                "--version" => {
+                    assert_eq!(code, Some(0), "{name} --version: {stderr}");
+                    assert!(
+                        stdout.contains(env!("CARGO_PKG_VERSION")),
+                        "{name} --version: {stdout}"
+                    );
+                }
+                _ => {
+                    assert_eq!(code, Some(2), "{name} --no-such-flag");
+                    assert!(stderr.contains("--no-such-flag"), "{name}: {stderr}");
+                }
+            }
         }
     }
 }
 
 #[test]
+fn link_tools_replaces_what_had_a_tool_name_and_leaves_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir.path().join("fetch_artifacts");
+    fs_err::write(&stale, "an older per-tool binary").unwrap();
+    let other = dir.path().join("s5cmd");
+    fs_err::write(&other, "not ours").unwrap();
+    let out = run(
+        Path::new(ROCK_CI),
+        &["--link-tools", dir.path().to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stale.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(fs_err::read_to_string(&other).unwrap(), "not ours");
+    let mut names: Vec<String> = fs_err::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = TOOLS.iter().map(|&n| n.to_owned()).collect();
+    want.push("s5cmd".to_owned());
+    want.sort();
+    assert_eq!(names, want, "no temporary names are left behind");
+
+    let usage = run(Path::new(ROCK_CI), &["--link-tools"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("--link-tools takes one directory"));
+    let blocked = dir.path().join("s5cmd").join("sub");
+    let failed = run(
+        Path::new(ROCK_CI),
+        &["--link-tools", blocked.to_str().unwrap()],
+    );
+    assert_eq!(failed.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(err.contains(blocked.to_str().unwrap()), "{err}");
+}
+
+#[test]
 fn abbreviated_flags_work_through_the_subcommand() {
     let full = run(
-        Path::new(env!("CARGO_BIN_EXE_ci_layout")),
-        &["--run-id", "7", "--platform", "linux", "-q"],
+        Path::new(ROCK_CI),
+        &["ci_layout", "--run-id", "7", "--platform", "linux", "-q"],
     );
     let abbreviated = run(
         Path::new(ROCK_CI),
@@ -113,6 +164,7 @@ fn abbreviated_flags_work_through_the_subcommand() {
         "{}",
         String::from_utf8_lossy(&full.stderr)
     );
+    assert!(!full.stdout.is_empty());
     assert_eq!(abbreviated.status.code(), Some(0));
     assert_eq!(abbreviated.stdout, full.stdout);
 }
@@ -137,9 +189,8 @@ fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     found.sort();
-    let want: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(found, want);
-    for (name, _) in TOOLS {
+    assert_eq!(found, TOOLS);
+    for name in TOOLS {
         let path = scripts.join(name);
         let text = fs_err::read_to_string(&path).unwrap();
         assert_eq!(
@@ -165,8 +216,11 @@ fn a_launcher_runs_its_tool_from_the_directory_it_is_in() {
     .unwrap();
     let args = ["--run-id", "7", "--platform", "linux", "-q"];
     let via = run(&launcher, &args);
-    let own = run(Path::new(env!("CARGO_BIN_EXE_ci_layout")), &args);
+    let mut sub = vec!["ci_layout"];
+    sub.extend_from_slice(&args);
+    let own = run(Path::new(ROCK_CI), &sub);
     assert!(own.status.success());
+    assert!(!own.stdout.is_empty());
     assert_eq!(
         via.status.code(),
         Some(0),

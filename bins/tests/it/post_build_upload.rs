@@ -39,7 +39,7 @@ fn build_tree(root: &Path) -> PathBuf {
 }
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_post_build_upload"))
+    Command::new(crate::common::tool("post_build_upload"))
         .args(args)
         .env_clear()
         .envs(env.iter().copied())

@@ -8,7 +8,7 @@ use rock_ci_test_support::{
 use crate::common::{assert_ok, borrowed, run_tool, text, write};
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    run_tool(env!("CARGO_BIN_EXE_post_stage_upload"), args, env, cwd)
+    run_tool(crate::common::tool("post_stage_upload"), args, env, cwd)
 }
 
 /// A stage's build dir: logs (raw ccache logs among them), ninja logs at two depths and the

@@ -53,7 +53,7 @@ fn upload(extra: &[&'static str]) -> Vec<&'static str> {
 fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<Case<'static>> {
     vec![
         (
-            env!("CARGO_BIN_EXE_fetch_artifacts"),
+            crate::common::tool("fetch_artifacts"),
             vec![
                 "--run-id",
                 "5",
@@ -69,18 +69,18 @@ fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<
                 .collect(),
         ),
         (
-            env!("CARGO_BIN_EXE_post_build_upload"),
+            crate::common::tool("post_build_upload"),
             upload(&[]),
             aws.to_vec(),
         ),
         (
-            env!("CARGO_BIN_EXE_post_build_upload"),
+            crate::common::tool("post_build_upload"),
             upload(&["--preflight"]),
             aws.to_vec(),
         ),
         // The flags win over the environment.
         (
-            env!("CARGO_BIN_EXE_post_build_upload"),
+            crate::common::tool("post_build_upload"),
             upload(&[
                 "--preflight",
                 "--read-timeout",
@@ -97,7 +97,7 @@ fn silent_endpoint_cases(endpoint: &str, aws: &[(&'static str, String)]) -> Vec<
                 .collect(),
         ),
         (
-            env!("CARGO_BIN_EXE_ci_layout"),
+            crate::common::tool("ci_layout"),
             vec![
                 "--run-id",
                 "5",
@@ -182,7 +182,7 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
         ("ROCK_CI_MAX_ATTEMPTS", "2".to_owned()),
     ];
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_post_build_upload"))
+    let out = Command::new(crate::common::tool("post_build_upload"))
         .args([
             "--artifact-group",
             "g",

@@ -15,7 +15,7 @@ use crate::common::{
 const BUCKET: &str = "therock-ci-artifacts";
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    run_tool(env!("CARGO_BIN_EXE_upload_package_repo"), args, env, cwd)
+    run_tool(crate::common::tool("upload_package_repo"), args, env, cwd)
 }
 
 fn publish(kind: &str, run_id: &str, dir: &str, env: &[(&str, &str)], cwd: &Path) -> Output {

@@ -8,7 +8,12 @@ use crate::common::{assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text
 const GROUP: &str = "gfx94X-dcgpu";
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    run_tool(env!("CARGO_BIN_EXE_upload_python_packages"), args, env, cwd)
+    run_tool(
+        crate::common::tool("upload_python_packages"),
+        args,
+        env,
+        cwd,
+    )
 }
 
 /// Writes a pure-Python wheel of `project` `version` whose module says `version`, built by

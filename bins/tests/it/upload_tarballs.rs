@@ -10,7 +10,7 @@ const FAMILY: &str = "therock-dist-linux-gfx94X-dcgpu-7.14.0.tar.gz";
 const TESTS: &str = "therock-dist-linux-multiarch-tests-7.14.0.tar.gz";
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    run_tool(env!("CARGO_BIN_EXE_upload_tarballs"), args, env, cwd)
+    run_tool(crate::common::tool("upload_tarballs"), args, env, cwd)
 }
 
 fn tarballs(dir: &Path) {

@@ -1,4 +1,3 @@
-use std::io::Read;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
@@ -143,12 +142,23 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// An HTTP agent with this policy's time limits.
     fn agent(&self) -> ureq::Agent {
-        ureq::AgentBuilder::new()
-            .timeout_connect(self.connect_timeout)
-            .timeout_read(self.read_timeout)
-            .timeout(self.attempt_timeout)
+        // rustls with aws-lc-rs, the provider the S3 client links too: one TLS stack.
+        let tls = ureq::tls::TlsConfig::builder()
+            .provider(ureq::tls::TlsProvider::Rustls)
+            .unversioned_rustls_crypto_provider(std::sync::Arc::new(
+                rustls::crypto::aws_lc_rs::default_provider(),
+            ))
+            .build();
+        ureq::Agent::config_builder()
+            .tls_config(tls)
+            // Error statuses come back as responses: their headers say how long to wait.
+            .http_status_as_error(false)
+            .timeout_connect(Some(self.connect_timeout))
+            .timeout_per_read(Some(self.read_timeout))
+            .timeout_global(Some(self.attempt_timeout))
             .user_agent(concat!("rock-ci/", env!("CARGO_PKG_VERSION")))
             .build()
+            .new_agent()
     }
 
     fn backoff(&self, retry: u32) -> Duration {
@@ -475,15 +485,15 @@ impl GithubClient {
         let mut request = self
             .agent
             .get(url)
-            .set("Accept", "application/vnd.github+json")
-            .set("X-GitHub-Api-Version", "2022-11-28");
+            .header("Accept", "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28");
         if let Some(token) = &self.token {
-            request = request.set("Authorization", &format!("Bearer {token}"));
+            request = request.header("Authorization", &format!("Bearer {token}"));
         }
         let backoff = self.retry.backoff(attempt - 1);
         match request.call() {
-            Ok(response) => {
-                let next = response.header("link").and_then(next_link);
+            Ok(response) if response.status().is_success() => {
+                let next = header(&response, "link").and_then(next_link);
                 match read_body(response) {
                     Ok(body) => Attempt::Done(body, next),
                     Err(source) => Attempt::Retry {
@@ -495,24 +505,27 @@ impl GithubClient {
                     },
                 }
             }
-            Err(ureq::Error::Transport(transport)) => Attempt::Retry {
+            Ok(response) => self.classify_status(url, attempt, response, backoff),
+            Err(transport) => Attempt::Retry {
                 wait: backoff,
                 error: ApiError::Network {
                     url: redact_url(url),
                     attempts: attempt,
                     source: format!(
-                        "{} (limits: connect {} s, read {} s, request {} s)",
+                        "{}{} (limits: connect {} s, read {} s, request {} s)",
+                        if matches!(transport, ureq::Error::Timeout(_)) {
+                            "timed out, "
+                        } else {
+                            ""
+                        },
                         transport.to_string().replace(url, &redact_url(url)),
-                        self.retry.connect_timeout.as_secs(),
-                        self.retry.read_timeout.as_secs(),
-                        self.retry.attempt_timeout.as_secs()
+                        self.retry.connect_timeout.as_secs_f64(),
+                        self.retry.read_timeout.as_secs_f64(),
+                        self.retry.attempt_timeout.as_secs_f64()
                     )
                     .into(),
                 },
             },
-            Err(ureq::Error::Status(status, response)) => {
-                self.classify_status(url, attempt, status, response, backoff)
-            }
         }
     }
 
@@ -520,15 +533,12 @@ impl GithubClient {
         &self,
         url: &str,
         attempt: u32,
-        status: u16,
-        response: ureq::Response,
+        response: Response,
         backoff: Duration,
     ) -> Attempt {
-        let header_secs = |name: &str| {
-            response
-                .header(name)
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
+        let status = response.status().as_u16();
+        let header_secs =
+            |name: &str| header(&response, name).and_then(|v| v.trim().parse::<u64>().ok());
         let retry_after = header_secs("retry-after").map(Duration::from_secs);
         let remaining = header_secs("x-ratelimit-remaining");
         let reset_wait = header_secs("x-ratelimit-reset").map(|reset| {
@@ -585,13 +595,21 @@ impl GithubClient {
     }
 }
 
-fn read_body(response: ureq::Response) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
+type Response = ureq::http::Response<ureq::Body>;
+
+/// A response header's value, if it is there and is text.
+fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The whole body; one larger than [`MAX_RESPONSE_BYTES`] is an error, not a shorter answer.
+fn read_body(response: Response) -> std::io::Result<Vec<u8>> {
     response
-        .into_reader()
-        .take(MAX_RESPONSE_BYTES)
-        .read_to_end(&mut body)?;
-    Ok(body)
+        .into_body()
+        .into_with_config()
+        .limit(MAX_RESPONSE_BYTES)
+        .read_to_vec()
+        .map_err(std::io::Error::other)
 }
 
 /// The `rel="next"` URL of a `Link` header (`<url>; rel="next", <url>; rel="last"`).
