@@ -699,3 +699,127 @@ fn per_artifact_lines_arrive_as_each_finishes() {
         "{rest:?}"
     );
 }
+
+/// Every progress bar drawn in `screen` (what a terminal was sent), as `(label, done, total)`
+/// in drawing order: `Total` or the archive's name, and the bytes shown.
+fn drawn_bars(screen: &str) -> Vec<(String, f64, f64)> {
+    let plain = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]")
+        .unwrap()
+        .replace_all(screen, " ");
+    // Lines are padded to the terminal's width, so bars follow each other without a break: a
+    // label, then anything but a slash, then `done/total`.
+    let bar = regex::Regex::new(
+        r"(Total|\S+\.tar\.(?:zst|xz))[^/]*? ([0-9]+(?:\.[0-9]+)?) (B|KiB|MiB|GiB)/([0-9]+(?:\.[0-9]+)?) (B|KiB|MiB|GiB)",
+    )
+    .unwrap();
+    let bytes = |n: &str, unit: &str| {
+        let scale = match unit {
+            "KiB" => 1024.0,
+            "MiB" => 1_048_576.0,
+            "GiB" => 1_073_741_824.0,
+            _ => 1.0,
+        };
+        n.parse::<f64>().unwrap() * scale
+    };
+    bar.captures_iter(&plain)
+        .map(|c| (c[1].to_owned(), bytes(&c[2], &c[3]), bytes(&c[4], &c[5])))
+        .collect()
+}
+
+/// On a terminal, an overall bar and a bar per transfer in flight move with the bytes as they
+/// arrive: mid-run they show parts of their totals, not 0 B.
+#[test]
+fn terminal_bars_move_with_the_bytes() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use std::io::Read as _;
+    let f = fixture();
+    let slow = "slow_lib_generic.tar.zst";
+    let content = rock_ci_test_support::incompressible_text(3 << 20, 9);
+    put_artifact(
+        &f.server.root().join("therock-ci-artifacts/555-linux"),
+        slow,
+        ZSTD,
+        "slow/stage",
+        &[("lib/libslow.so", &content)],
+        true,
+    );
+    // The slow artifact's body comes at 600 KB/s: a few seconds of transfer to watch.
+    let proxy = FaultProxy::start(
+        f.server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Throttle {
+                bytes_per_sec: 600_000,
+            })
+            .method("GET")
+            .path_contains(slow),
+        ),
+    );
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let size = rustix::termios::Winsize {
+        ws_row: 40,
+        ws_col: 160,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&master, size).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = fs_err::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let child = fetch_command(&f.server, &f.github_url, "555")
+        .args(["--artifact-group", "gfx110X-all"])
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        // As a terminal sets it (no bars where TERM is unset or `dumb`).
+        .env("TERM", "xterm-256color")
+        .current_dir(f.work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::from(std::fs::File::from(terminal)))
+        .spawn()
+        .unwrap();
+    // The terminal's output until the child has closed its side (a read then fails with EIO).
+    let reader = std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut screen = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            screen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&screen).into_owned()
+    });
+    let out = child.wait_with_output().unwrap();
+    let screen = reader.join().unwrap();
+    assert!(out.status.success(), "{}\n{screen}", text(&out.stdout));
+    let bars = drawn_bars(&screen);
+    let partial = |label: &str| {
+        bars.iter()
+            .filter(|(l, done, total)| l == label && *done > 0.0 && done < total)
+            .count()
+    };
+    assert!(
+        partial("Total") >= 2,
+        "overall bar never drawn part-way: {bars:?}\n{}",
+        screen.escape_debug()
+    );
+    assert!(
+        partial(slow) >= 2,
+        "the slow transfer's bar never drawn part-way: {bars:?}"
+    );
+    assert!(screen.contains(" left"), "{}", screen.escape_debug());
+    // The totals line closes the log (stdout), not the terminal's bars.
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("Fetched 3 of 3 artifacts")),
+        "{stdout}"
+    );
+}
