@@ -142,11 +142,11 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// An HTTP agent with this policy's time limits.
     fn agent(&self) -> ureq::Agent {
-        // rustls with aws-lc-rs, the provider the S3 client links too: one TLS stack.
+        // rustls with ring, the provider the S3 client links too: one TLS stack.
         let tls = ureq::tls::TlsConfig::builder()
             .provider(ureq::tls::TlsProvider::Rustls)
             .unversioned_rustls_crypto_provider(std::sync::Arc::new(
-                rustls::crypto::aws_lc_rs::default_provider(),
+                rustls::crypto::ring::default_provider(),
             ))
             .build();
         ureq::Agent::config_builder()

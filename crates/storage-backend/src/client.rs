@@ -191,7 +191,7 @@ impl S3Client {
             let http_client = aws_smithy_http_client::Builder::new()
                 .pool_max_idle_per_host(options.max_idle_connections.max(1))
                 .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-                    aws_smithy_http_client::tls::rustls_provider::CryptoMode::AwsLc,
+                    aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
                 ))
                 .build_https();
             let mut loader = aws_config::defaults(BehaviorVersion::latest())
