@@ -3,12 +3,16 @@
 //! they arrive. Nothing extra otherwise (the tools print one line per finished artifact and a
 //! totals line, which is what CI logs want).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::IsTerminal as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{
+    HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle,
+    style::ProgressTracker,
+};
 use storage_backend::Reporter;
 
 /// The bars on the terminal, if any: log lines are written between redraws.
@@ -71,9 +75,16 @@ impl Progress {
             let bar = multi.add(ProgressBar::new(bytes));
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{prefix:.bold} [{bar:20}] {bytes:>9}/{total_bytes:<9} {bytes_per_sec:>11} ETA {eta:<3} {msg}",
+                    "{prefix:.bold} [{bar:20}] {bytes:>9}/{total_bytes:<9} {rate:>11} ETA {left:<7} {msg}",
                 )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .map_or_else(
+                    |_| ProgressStyle::default_bar(),
+                    |style| {
+                        style
+                            .with_key("rate", Speed::new(Shown::Rate))
+                            .with_key("left", Speed::new(Shown::TimeLeft))
+                    },
+                )
                 .progress_chars("=> "),
             );
             bar.set_prefix("Total");
@@ -98,9 +109,12 @@ impl Reporter for Progress {
             let bar = multi.add(ProgressBar::new(size));
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{msg:32!} {bar:16} {bytes:>9}/{total_bytes:<9} {bytes_per_sec:>11}",
+                    "{msg:32!} {bar:16} {bytes:>9}/{total_bytes:<9} {rate:>11}",
                 )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                .map_or_else(
+                    |_| ProgressStyle::default_bar(),
+                    |style| style.with_key("rate", Speed::new(Shown::Rate)),
+                ),
             );
             bar.set_message(name.rsplit('/').next().unwrap_or(name).to_owned());
             self.bars().insert(id, bar);
@@ -131,5 +145,210 @@ impl Reporter for Progress {
                 bar.finish_and_clear();
             }
         }
+    }
+}
+
+/// How long a rate is averaged over: long enough to smooth a bursty link, short enough to
+/// follow a change of speed within seconds.
+const WINDOW: Duration = Duration::from_secs(5);
+/// No rate is shown until bytes have been arriving for this long: one burst of the first
+/// few buffers says nothing of the link.
+const SETTLE: Duration = Duration::from_millis(750);
+
+/// What a [`Speed`] key shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Rate,
+    TimeLeft,
+}
+
+/// Rate and time left as a reader expects them: measured from when the bytes started to
+/// arrive (not from when the bar appeared, which is before the listing and the first request),
+/// over the last [`WINDOW`], blank until there is something to go by, and falling to zero
+/// when the bytes stop instead of holding an old figure.
+#[derive(Debug, Clone)]
+struct Speed {
+    shown: Shown,
+    /// `(when, bytes done)`, oldest first: the last moment seen with nothing done, then one
+    /// sample per update; trimmed to one sample at or before the window's start.
+    samples: VecDeque<(Instant, u64)>,
+}
+
+impl Speed {
+    fn new(shown: Shown) -> Self {
+        Self {
+            shown,
+            samples: VecDeque::new(),
+        }
+    }
+
+    fn record(&mut self, done: u64, now: Instant) {
+        if let Some(&(_, last)) = self.samples.back() {
+            if done < last {
+                self.samples.clear();
+            } else if done == last && self.samples.len() == 1 {
+                // Still waiting for the first byte (or nothing new since the only sample):
+                // the later moment is the better start.
+                self.samples.clear();
+            }
+        }
+        self.samples.push_back((now, done));
+        if let Some(start) = now.checked_sub(WINDOW) {
+            while self.samples.len() > 2 && self.samples[1].0 <= start {
+                self.samples.pop_front();
+            }
+        }
+    }
+
+    /// Bytes per second over the window, `None` before bytes have arrived for [`SETTLE`].
+    #[expect(clippy::cast_precision_loss, reason = "a rate shown to 3 digits")]
+    fn per_sec(&self, now: Instant) -> Option<f64> {
+        let &(since, base) = self.samples.front()?;
+        let &(_, done) = self.samples.back()?;
+        let elapsed = now.checked_duration_since(since)?;
+        if done == base && self.samples.len() == 1 || elapsed < SETTLE {
+            return None;
+        }
+        Some((done - base) as f64 / elapsed.as_secs_f64())
+    }
+
+    /// Time to the end at the current rate; `None` while the rate is unknown or zero.
+    #[expect(clippy::cast_precision_loss, reason = "a time shown to the second")]
+    fn time_left(&self, done: u64, total: u64, now: Instant) -> Option<Duration> {
+        let rate = self.per_sec(now).filter(|r| *r > 0.0)?;
+        Duration::try_from_secs_f64(total.saturating_sub(done) as f64 / rate).ok()
+    }
+}
+
+/// `42s`, `3m05s`, `2h07m`: a time left as it is read at a glance.
+fn short_duration(d: Duration) -> String {
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+impl ProgressTracker for Speed {
+    fn clone_box(&self) -> Box<dyn ProgressTracker> {
+        Box::new(self.clone())
+    }
+
+    fn tick(&mut self, state: &ProgressState, now: Instant) {
+        self.record(state.pos(), now);
+    }
+
+    fn reset(&mut self, _: &ProgressState, _: Instant) {
+        self.samples.clear();
+    }
+
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a rate of bytes, never negative, shown to 3 digits"
+    )]
+    fn write(&self, state: &ProgressState, w: &mut dyn std::fmt::Write) {
+        let now = Instant::now();
+        let text = match self.shown {
+            Shown::Rate => self
+                .per_sec(now)
+                .map(|r| format!("{}/s", HumanBytes(r as u64))),
+            Shown::TimeLeft => state
+                .len()
+                .and_then(|total| self.time_left(state.pos(), total, now))
+                .map(short_duration),
+        };
+        let _ = w.write_str(text.as_deref().unwrap_or("-"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1_000_000;
+
+    /// Feeds `speed` with `rate` bytes per second from `from` for `secs`, one update per 100 ms;
+    /// returns the time and the bytes done at the end.
+    fn feed(speed: &mut Speed, from: (Instant, u64), rate: u64, secs: u64) -> (Instant, u64) {
+        let (mut now, mut done) = from;
+        for _ in 0..secs * 10 {
+            now += Duration::from_millis(100);
+            done += rate / 10;
+            speed.record(done, now);
+        }
+        (now, done)
+    }
+
+    #[test]
+    fn rate_counts_from_the_first_byte_not_from_the_bar() {
+        let start = Instant::now();
+        let mut speed = Speed::new(Shown::Rate);
+        // Three seconds of listing and requests before any byte, as the overall bar sees them.
+        let mut now = start;
+        for _ in 0..30 {
+            now += Duration::from_millis(100);
+            speed.record(0, now);
+        }
+        let (now, done) = feed(&mut speed, (now, 0), 10 * MB, 1);
+        let rate = speed.per_sec(now).unwrap();
+        assert!((rate - 10e6).abs() < 0.5e6, "{rate}");
+        // 40 MB left at 10 MB/s.
+        let left = speed.time_left(done, 50 * MB, now).unwrap();
+        assert!((left.as_secs_f64() - 4.0).abs() < 0.3, "{left:?}");
+    }
+
+    #[test]
+    fn nothing_is_shown_until_the_bytes_settle() {
+        let start = Instant::now();
+        let mut speed = Speed::new(Shown::Rate);
+        speed.record(0, start);
+        assert_eq!(speed.per_sec(start + Duration::from_secs(2)), None);
+        let (now, done) = feed(&mut speed, (start, 0), 10 * MB, 0);
+        assert_eq!(speed.per_sec(now), None);
+        speed.record(done + MB, now + Duration::from_millis(300));
+        assert_eq!(speed.per_sec(now + Duration::from_millis(300)), None);
+        assert_eq!(
+            speed.time_left(MB, 10 * MB, now + Duration::from_millis(300)),
+            None
+        );
+        assert!(speed.per_sec(now + SETTLE).is_some());
+    }
+
+    #[test]
+    fn rate_follows_a_change_of_speed_and_falls_when_bytes_stop() {
+        let start = Instant::now();
+        let mut speed = Speed::new(Shown::Rate);
+        speed.record(0, start);
+        let at = feed(&mut speed, (start, 0), MB, 20);
+        let at = feed(&mut speed, at, 10 * MB, 6);
+        let rate = speed.per_sec(at.0).unwrap();
+        assert!(rate > 9.5e6, "{rate}");
+        // A stall: the rate goes to zero over the window and the time left is unknown.
+        let later = at.0 + WINDOW + Duration::from_secs(1);
+        speed.record(at.1, later);
+        assert_eq!(speed.per_sec(later), Some(0.0));
+        assert_eq!(speed.time_left(at.1, at.1 + MB, later), None);
+        // The samples kept stay bounded by the window.
+        assert!(speed.samples.len() <= 2 + (WINDOW.as_millis() / 100) as usize);
+    }
+
+    #[test]
+    fn a_restart_from_zero_starts_the_measure_again() {
+        let start = Instant::now();
+        let mut speed = Speed::new(Shown::Rate);
+        speed.record(0, start);
+        let at = feed(&mut speed, (start, 0), 10 * MB, 3);
+        speed.record(0, at.0);
+        assert_eq!(speed.per_sec(at.0 + Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn short_durations_read_at_a_glance() {
+        assert_eq!(short_duration(Duration::from_millis(200)), "1s");
+        assert_eq!(short_duration(Duration::from_secs(42)), "42s");
+        assert_eq!(short_duration(Duration::from_secs(185)), "3m05s");
+        assert_eq!(short_duration(Duration::from_mins(127)), "2h07m");
     }
 }

@@ -822,4 +822,67 @@ fn terminal_bars_move_with_the_bytes() {
             .is_some_and(|l| l.starts_with("Fetched 3 of 3 artifacts")),
         "{stdout}"
     );
+    rates_read_right(&screen);
+}
+
+/// The overall bar's rate and time left: blank until bytes flow (not `0 B/s ETA 0s`), then
+/// near the link's 600 KB/s once the slow transfer is well under way.
+fn rates_read_right(screen: &str) {
+    let totals = total_rates(screen);
+    assert!(
+        totals
+            .iter()
+            .filter(|t| t.done == 0.0)
+            .all(|t| t.rate.is_none() && t.left == "-"),
+        "{totals:?}"
+    );
+    let settled: Vec<_> = totals
+        .iter()
+        .filter(|t| t.done > t.total / 2.0 && t.done < t.total)
+        .collect();
+    assert!(!settled.is_empty(), "{totals:?}");
+    for t in settled {
+        let rate = t.rate.unwrap_or_default();
+        assert!((100e3..2e6).contains(&rate), "{t:?}");
+        let secs: f64 = t.left.trim_end_matches('s').parse().unwrap_or(f64::MAX);
+        assert!(secs <= 30.0, "{t:?}");
+    }
+}
+
+/// One drawing of the overall bar: bytes done and total, the rate shown (`None` for `-`) and
+/// the time left as shown.
+#[derive(Debug)]
+struct TotalLine {
+    done: f64,
+    total: f64,
+    rate: Option<f64>,
+    left: String,
+}
+
+fn total_rates(screen: &str) -> Vec<TotalLine> {
+    let plain = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]")
+        .unwrap()
+        .replace_all(screen, " ");
+    let size = r"([0-9]+(?:\.[0-9]+)?) (B|KiB|MiB|GiB)";
+    let line = regex::Regex::new(&format!(
+        r"Total\s+\[[^\]]*\]\s+{size}/{size}\s+(?:-|{size}/s) ETA (\S+)"
+    ))
+    .unwrap();
+    let bytes = |c: &regex::Captures, i: usize| {
+        let scale = match &c[i + 1] {
+            "KiB" => 1024.0,
+            "MiB" => 1_048_576.0,
+            "GiB" => 1_073_741_824.0,
+            _ => 1.0,
+        };
+        c[i].parse::<f64>().unwrap() * scale
+    };
+    line.captures_iter(&plain)
+        .map(|c| TotalLine {
+            done: bytes(&c, 1),
+            total: bytes(&c, 3),
+            rate: c.get(5).map(|_| bytes(&c, 5)),
+            left: c[7].to_owned(),
+        })
+        .collect()
 }
