@@ -116,7 +116,7 @@ async fn backend(
         request.download_concurrency.max(1),
         lookup,
     )
-    .await;
+    .await?;
     Ok(ArtifactBackend::s3(client, root))
 }
 

@@ -343,13 +343,13 @@ impl<'a> Finder<'a> {
         &self.github
     }
 
-    async fn client(&mut self, region: &str) -> S3Client {
+    async fn client(&mut self, region: &str) -> Result<S3Client, storage_backend::Error> {
         if let Some(client) = self.clients.get(region) {
-            return client.clone();
+            return Ok(client.clone());
         }
-        let client = crate::artifact_reader(region, 0, self.lookup).await;
+        let client = crate::artifact_reader(region, 0, self.lookup).await?;
         self.clients.insert(region.to_owned(), client.clone());
-        client
+        Ok(client)
     }
 
     /// The runs of the workflow for `commit`, newest first, inspected for every group.
@@ -413,7 +413,7 @@ impl<'a> Finder<'a> {
                 log,
             )?;
             let root = WorkflowOutputRoot::for_workflow_run(&run_id, self.platform, &selection)?;
-            let client = self.client(selection.config().region()).await;
+            let client = self.client(selection.config().region()).await?;
             let backend = ArtifactBackend::s3(client, root.clone());
             let files: Vec<String> = backend
                 .list_artifacts(None)

@@ -311,7 +311,7 @@ pub async fn artifact_reader(
     region: &str,
     transfers: usize,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> storage_backend::S3Client {
+) -> Result<storage_backend::S3Client, storage_backend::Error> {
     let defaults = storage_backend::ClientOptions::default();
     let max_idle_connections = if transfers == 0 {
         defaults.max_idle_connections

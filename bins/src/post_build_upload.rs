@@ -204,7 +204,7 @@ async fn upload_target(
         plan.quiet,
         lookup,
     )
-    .await;
+    .await?;
     Ok(Some((root, backend)))
 }
 

@@ -121,7 +121,7 @@ pub async fn run(
         plan.quiet,
         lookup,
     )
-    .await;
+    .await?;
     if plan.preflight {
         return crate::uploads::preflight(&backend, &root.root(), plan.output_dir.as_deref(), out)
             .await;

@@ -464,7 +464,7 @@ pub async fn run(
         plan.quiet,
         lookup,
     )
-    .await;
+    .await?;
     if plan.preflight {
         return crate::uploads::preflight(&backend, &location, plan.output_dir.as_deref(), out)
             .await;

@@ -150,7 +150,7 @@ pub async fn run(
         plan.quiet,
         lookup,
     )
-    .await;
+    .await?;
     if plan.preflight {
         return crate::uploads::preflight(&backend, &dest, plan.output_dir.as_deref(), out).await;
     }

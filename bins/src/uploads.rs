@@ -75,18 +75,18 @@ pub async fn backend(
     region: &str,
     quiet: bool,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> StorageBackend {
+) -> Result<StorageBackend, storage_backend::Error> {
     let progress = Arc::new(crate::progress::Progress::for_stderr(quiet));
     if let Some(dir) = output_dir {
-        return StorageBackend::local(dir, options).with_reporter(progress);
+        return Ok(StorageBackend::local(dir, options).with_reporter(progress));
     }
     let client_options = ClientOptions {
         region: Some(region.to_owned()),
         max_idle_connections: options.concurrency * options.part_concurrency,
         ..ClientOptions::default()
     };
-    let client = S3Client::connect_with(&client_options, lookup).await;
-    StorageBackend::s3(client, options).with_reporter(progress)
+    let client = S3Client::connect_with(&client_options, lookup).await?;
+    Ok(StorageBackend::s3(client, options).with_reporter(progress))
 }
 
 /// Where `location` is for the user: its path in the local staging directory `output_dir`,

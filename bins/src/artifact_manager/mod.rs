@@ -399,7 +399,7 @@ impl RunOptions {
             crate::artifact_reader(selection.config().region(), self.concurrency.max(1), &|v| {
                 env(v)
             })
-            .await;
+            .await?;
         Ok(ArtifactBackend::s3(client, root))
     }
 }

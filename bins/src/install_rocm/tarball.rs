@@ -138,7 +138,7 @@ impl Tarball {
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         use futures::StreamExt as _;
-        let storage = connect(lookup).await;
+        let storage = connect(lookup).await?;
         let loc = self.location();
         writeln!(out, "Downloading {}", loc.s3_uri())?;
         let head = storage
@@ -212,7 +212,9 @@ impl Tarball {
     }
 }
 
-async fn connect(lookup: &dyn Fn(&str) -> Option<String>) -> S3StorageBackend {
+async fn connect(
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<S3StorageBackend, storage_backend::Error> {
     let client = S3Client::connect_with(
         &ClientOptions {
             region: Some(storage_backend::DEFAULT_REGION.to_owned()),
@@ -223,8 +225,11 @@ async fn connect(lookup: &dyn Fn(&str) -> Option<String>) -> S3StorageBackend {
         },
         lookup,
     )
-    .await;
-    S3StorageBackend::new(client, storage_backend::TransferOptions::default())
+    .await?;
+    Ok(S3StorageBackend::new(
+        client,
+        storage_backend::TransferOptions::default(),
+    ))
 }
 
 /// The tarball of `--release {version}` (the version already checked).
@@ -264,7 +269,7 @@ pub(super) async fn latest(
     let platform = request.platform.as_str();
     writeln!(out, "Finding latest nightly release for {group}...")?;
     let bucket = ReleaseKind::Nightly.bucket()?;
-    let storage = connect(lookup).await;
+    let storage = connect(lookup).await?;
     let prefix = format!("{TARBALL_PREFIX}/therock-dist-{platform}-");
     let listed = storage
         .list_prefix(bucket.name(), &prefix, false)

@@ -728,7 +728,7 @@ pub async fn run(
         plan.quiet,
         lookup,
     )
-    .await;
+    .await?;
     let StorageBackend::S3(s3) = &backend else {
         bail!("upload_package_repo publishes to S3 only");
     };

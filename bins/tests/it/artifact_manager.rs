@@ -116,7 +116,8 @@ impl Store {
                 },
                 &lookup,
             )
-            .await;
+            .await
+            .expect("S3 client");
             let storage = storage_backend::S3StorageBackend::new(
                 client,
                 storage_backend::TransferOptions::default(),

@@ -13,6 +13,7 @@ mod multicall;
 mod post_build_upload;
 mod post_stage_upload;
 mod robustness;
+mod tls;
 mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;

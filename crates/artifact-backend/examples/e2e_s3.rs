@@ -37,7 +37,9 @@ impl Env {
     }
 
     async fn client(&self) -> S3Client {
-        S3Client::connect_with(&self.options(Anonymous::Never, &self.secret), &|_| None).await
+        S3Client::connect_with(&self.options(Anonymous::Never, &self.secret), &|_| None)
+            .await
+            .expect("S3 client")
     }
 }
 
@@ -235,7 +237,9 @@ async fn access_and_preflight(env: &Env) -> Check {
         .await,
     );
     let wrong = StorageBackend::s3(
-        S3Client::connect_with(&env.options(Anonymous::Never, "wrong-secret"), &|_| None).await,
+        S3Client::connect_with(&env.options(Anonymous::Never, "wrong-secret"), &|_| None)
+            .await
+            .expect("S3 client"),
         TransferOptions::default(),
     );
     let auth = kind(wrong.preflight(Direction::Upload, &run).await);
@@ -252,7 +256,9 @@ async fn access_and_preflight(env: &Env) -> Check {
         "e2e",
     ));
     let readonly = StorageBackend::s3(
-        S3Client::connect_with(&readonly, &|_| None).await,
+        S3Client::connect_with(&readonly, &|_| None)
+            .await
+            .expect("S3 client"),
         TransferOptions::default(),
     );
     readonly
@@ -265,8 +271,9 @@ async fn access_and_preflight(env: &Env) -> Check {
             )
         })?;
     let readonly_upload = kind(readonly.preflight(Direction::Upload, &run).await);
-    let anonymous_client =
-        S3Client::connect_with(&env.options(Anonymous::Always, ""), &|_| None).await;
+    let anonymous_client = S3Client::connect_with(&env.options(Anonymous::Always, ""), &|_| None)
+        .await
+        .expect("S3 client");
     let anonymous = StorageBackend::s3(anonymous_client.clone(), TransferOptions::default());
     let private = kind(anonymous.preflight(Direction::Download, &run).await);
     let public = ArtifactBackend::s3(
@@ -284,7 +291,9 @@ async fn access_and_preflight(env: &Env) -> Check {
     opts.endpoint_url = Some(format!("http://{closed}"));
     opts.max_attempts = 1;
     let down = StorageBackend::s3(
-        S3Client::connect_with(&opts, &|_| None).await,
+        S3Client::connect_with(&opts, &|_| None)
+            .await
+            .expect("S3 client"),
         TransferOptions::default(),
     );
     let unreachable = kind(down.preflight(Direction::Download, &run).await);

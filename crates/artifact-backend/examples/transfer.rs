@@ -20,7 +20,7 @@ use storage_backend::{
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 async fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
-    let client = S3Client::connect(&ClientOptions::default()).await;
+    let client = S3Client::connect(&ClientOptions::default()).await?;
     let storage = StorageBackend::s3(client.clone(), TransferOptions::default());
     match args {
         [cmd, dir, bucket, prefix] if cmd == "upload-dir" => {

@@ -62,6 +62,6 @@ pub async fn backend_from_env(
         },
         lookup,
     )
-    .await;
+    .await?;
     Ok(ArtifactBackend::s3(client, root))
 }

@@ -66,6 +66,18 @@ pub enum ApiError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The server's TLS certificate is not signed by an authority the client trusts (not
+    /// retried: asking again gets the same certificate).
+    #[error(
+        "The certificate of {url} is not trusted ({detail}): point SSL_CERT_FILE at a PEM file \
+         with the authority that signed it"
+    )]
+    UntrustedCertificate {
+        /// The URL requested.
+        url: String,
+        /// What the TLS library found wrong.
+        detail: String,
+    },
     /// The body could not be read.
     #[error("Failed to read the response from {url}")]
     Body {
@@ -139,12 +151,48 @@ impl Default for RetryPolicy {
     }
 }
 
+/// What was wrong with the server's certificate, when `err` is a handshake that failed on it.
+fn untrusted_certificate(err: &ureq::Error) -> Option<String> {
+    let tls = match err {
+        ureq::Error::Rustls(e) => Some(e),
+        ureq::Error::Io(e) => e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()),
+        _ => None,
+    }?;
+    match tls {
+        rustls::Error::InvalidCertificate(why) => Some(format!("{why:?}")),
+        _ => None,
+    }
+}
+
+/// The certificate authorities the API client trusts: the system's, as the S3 client trusts
+/// them (`SSL_CERT_FILE` and `SSL_CERT_DIR` choose others), else, on a system without any, the
+/// bundled Mozilla set. Read once per process.
+fn root_certs() -> ureq::tls::RootCerts {
+    static ROOTS: std::sync::OnceLock<ureq::tls::RootCerts> = std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            let native = rustls_native_certs::load_native_certs();
+            if native.certs.is_empty() {
+                tracing::debug!("No system certificate authorities: using the bundled set");
+                ureq::tls::RootCerts::WebPki
+            } else {
+                native
+                    .certs
+                    .iter()
+                    .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
+                    .into()
+            }
+        })
+        .clone()
+}
+
 impl RetryPolicy {
     /// An HTTP agent with this policy's time limits.
     fn agent(&self) -> ureq::Agent {
         // rustls with ring, the provider the S3 client links too: one TLS stack.
         let tls = ureq::tls::TlsConfig::builder()
             .provider(ureq::tls::TlsProvider::Rustls)
+            .root_certs(root_certs())
             .unversioned_rustls_crypto_provider(std::sync::Arc::new(
                 rustls::crypto::ring::default_provider(),
             ))
@@ -506,6 +554,12 @@ impl GithubClient {
                 }
             }
             Ok(response) => self.classify_status(url, attempt, response, backoff),
+            Err(transport) if untrusted_certificate(&transport).is_some() => {
+                Attempt::Fail(ApiError::UntrustedCertificate {
+                    url: redact_url(url),
+                    detail: untrusted_certificate(&transport).unwrap_or_default(),
+                })
+            }
             Err(transport) => Attempt::Retry {
                 wait: backoff,
                 error: ApiError::Network {

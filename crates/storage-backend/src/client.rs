@@ -35,6 +35,10 @@ impl EnvVars {
     pub const ROCK_CI_OPERATION_TIMEOUT: &'static str = "ROCK_CI_OPERATION_TIMEOUT";
     /// Attempts per request ([`ClientOptions::max_attempts`]).
     pub const ROCK_CI_MAX_ATTEMPTS: &'static str = "ROCK_CI_MAX_ATTEMPTS";
+    /// A PEM file of the certificate authorities to trust instead of the system's (as boto3
+    /// and the AWS CLI read it). Without it, the system's store, which `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` point elsewhere.
+    pub const AWS_CA_BUNDLE: &'static str = "AWS_CA_BUNDLE";
 }
 
 /// The region when neither the options nor the SDK's chain give one (where TheRock's buckets
@@ -170,17 +174,25 @@ pub struct S3Client {
 
 impl S3Client {
     /// Builds a client from `options` and the SDK's default chain.
-    pub async fn connect(options: &ClientOptions) -> Self {
+    ///
+    /// # Errors
+    /// As [`S3Client::connect_with`].
+    pub async fn connect(options: &ClientOptions) -> Result<Self, crate::Error> {
         Self::connect_with(options, &|var| std::env::var(var).ok()).await
     }
 
     /// As [`S3Client::connect`], reading the factory's own variables through `lookup`.
+    ///
+    /// # Errors
+    /// [`crate::Error::CaBundle`] when [`EnvVars::AWS_CA_BUNDLE`] names a file that cannot be
+    /// read or holds no certificate.
     pub async fn connect_with(
         options: &ClientOptions,
         lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Self {
+    ) -> Result<Self, crate::Error> {
         let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
         let options = &with_env_limits(options, &non_empty);
+        let tls = tls_context(non_empty(EnvVars::AWS_CA_BUNDLE))?;
         let endpoint_url = options
             .endpoint_url
             .clone()
@@ -193,6 +205,7 @@ impl S3Client {
                 .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
                     aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
                 ))
+                .tls_context(tls.clone())
                 .build_https();
             let mut loader = aws_config::defaults(BehaviorVersion::latest())
                 .http_client(http_client)
@@ -258,12 +271,12 @@ impl S3Client {
             builder =
                 builder.response_checksum_validation(ResponseChecksumValidation::WhenRequired);
         }
-        let config = builder.build();
+        let config = builder.retry_classifier(UntrustedCertificate).build();
         let endpoint = endpoint_url.clone().unwrap_or_else(|| {
             let region = config.region().map_or(DEFAULT_REGION, |r| r.as_ref());
             format!("https://s3.{region}.amazonaws.com")
         });
-        Self {
+        Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
             signed,
             endpoint_url,
@@ -276,7 +289,7 @@ impl S3Client {
                 min_throughput: options.min_throughput,
             },
             retries: std::sync::Arc::default(),
-        }
+        })
     }
 
     /// The endpoint requests go to (the override, else the region's AWS endpoint).
@@ -353,5 +366,100 @@ impl S3Client {
     /// The endpoint override, if any.
     pub fn endpoint_url(&self) -> Option<&str> {
         self.endpoint_url.as_deref()
+    }
+}
+
+/// The certificate authorities a client trusts: those of `ca_bundle` (a PEM file) instead of
+/// the system's when it is set.
+fn tls_context(
+    ca_bundle: Option<String>,
+) -> Result<aws_smithy_http_client::tls::TlsContext, crate::Error> {
+    use aws_smithy_http_client::tls::{TlsContext, TrustStore};
+    let store = match ca_bundle {
+        None => TrustStore::default(),
+        Some(path) => {
+            let path = std::path::PathBuf::from(path);
+            let bad = |reason: String| crate::Error::CaBundle {
+                path: path.clone(),
+                reason,
+            };
+            let pem = fs_err::read(&path).map_err(|e| bad(e.to_string()))?;
+            let certificates = <rustls::pki_types::CertificateDer<'_> as rustls::pki_types::pem::PemObject>::pem_slice_iter(&pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(format!("not a PEM file of certificates ({e})")))?;
+            if certificates.is_empty() {
+                return Err(bad("holds no PEM certificate".to_owned()));
+            }
+            TrustStore::empty()
+                .with_native_roots(false)
+                .with_pem_certificate(pem)
+        }
+    };
+    TlsContext::builder()
+        .with_trust_store(store)
+        .build()
+        .map_err(|e| crate::Error::CaBundle {
+            path: std::path::PathBuf::new(),
+            reason: e.to_string(),
+        })
+}
+
+/// Whether `err`, or what caused it, is a TLS handshake that failed on the server's
+/// certificate: asking again gets the same certificate.
+pub(crate) fn is_untrusted_certificate(err: &(dyn std::error::Error + 'static)) -> bool {
+    let is_certificate = |e: &(dyn std::error::Error + 'static)| -> bool {
+        e.downcast_ref::<rustls::Error>()
+            .is_some_and(|e| matches!(e, rustls::Error::InvalidCertificate(_)))
+    };
+    let mut source = Some(err);
+    while let Some(e) = source {
+        // An I/O error's `source()` skips the error it wraps: look at that one too.
+        let wrapped = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if is_certificate(e)
+            || wrapped.is_some_and(|w| is_certificate(w) || is_untrusted_certificate(w))
+        {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// A retry classifier that forbids retrying a connection whose TLS handshake failed on the
+/// server's certificate (the SDK's own classifiers retry every I/O failure).
+#[derive(Debug)]
+struct UntrustedCertificate;
+
+impl aws_smithy_runtime_api::client::retries::classifiers::ClassifyRetry for UntrustedCertificate {
+    fn classify_retry(
+        &self,
+        ctx: &aws_smithy_runtime_api::client::interceptors::context::InterceptorContext,
+    ) -> aws_smithy_runtime_api::client::retries::classifiers::RetryAction {
+        use aws_smithy_runtime_api::client::retries::classifiers::RetryAction;
+        match ctx.output_or_error() {
+            Some(Err(err))
+                if err
+                    .as_connector_error()
+                    .is_some_and(|c| is_untrusted_certificate(c)) =>
+            {
+                RetryAction::RetryForbidden
+            }
+            _ => RetryAction::NoActionIndicated,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "untrusted server certificate"
+    }
+
+    fn priority(
+        &self,
+    ) -> aws_smithy_runtime_api::client::retries::classifiers::RetryClassifierPriority {
+        aws_smithy_runtime_api::client::retries::classifiers::RetryClassifierPriority::run_after(
+            aws_smithy_runtime_api::client::retries::classifiers::RetryClassifierPriority::transient_error_classifier(),
+        )
     }
 }

@@ -20,6 +20,8 @@ pub enum S3ErrorKind {
     BadResponse,
     /// A conditional write found the object changed (created, replaced) by someone else.
     Conflict,
+    /// The server's TLS certificate is not signed by an authority the client trusts.
+    UntrustedCertificate,
     /// Anything else.
     Other,
 }
@@ -45,6 +47,10 @@ impl fmt::Display for S3ErrorKind {
             S3ErrorKind::Unavailable => "service unavailable",
             S3ErrorKind::BadResponse => "malformed or incomplete response",
             S3ErrorKind::Conflict => "changed by someone else meanwhile",
+            S3ErrorKind::UntrustedCertificate => {
+                "the server's certificate is not trusted: point AWS_CA_BUNDLE or SSL_CERT_FILE \
+                 at a PEM file with the authority that signed it"
+            }
             S3ErrorKind::Other => "request failed",
         })
     }
@@ -84,6 +90,14 @@ pub enum Error {
     /// The destination exists and overwriting is [`crate::Overwrite::Never`].
     #[error("`{0}` already exists and overwriting is disabled")]
     AlreadyExists(String),
+    /// The file of trusted certificate authorities cannot be used.
+    #[error("AWS_CA_BUNDLE `{}`: {reason}", path.display())]
+    CaBundle {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Some files of a batch failed; every failure is listed.
     #[error("Failed to {op} {}/{total} files:{}", failures.len(), list(failures))]
     Batch {
@@ -165,7 +179,11 @@ where
 {
     match err {
         SdkError::DispatchFailure(d) => {
-            if d.is_io() || d.is_timeout() {
+            if d.as_connector_error()
+                .is_some_and(|c| crate::client::is_untrusted_certificate(c))
+            {
+                S3ErrorKind::UntrustedCertificate
+            } else if d.is_io() || d.is_timeout() {
                 S3ErrorKind::Unreachable
             } else if format!("{d:?}").contains("credentials") {
                 S3ErrorKind::Auth

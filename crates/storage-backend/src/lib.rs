@@ -271,15 +271,21 @@ impl StorageBackend {
 
     /// The reference's factory: a staging dir gives a local backend, else S3 with a client from
     /// the default chain (signed; no anonymous fallback for writes).
-    pub async fn create(staging_dir: Option<&Path>, options: TransferOptions) -> Self {
+    ///
+    /// # Errors
+    /// As [`S3Client::connect`].
+    pub async fn create(
+        staging_dir: Option<&Path>,
+        options: TransferOptions,
+    ) -> Result<Self, Error> {
         if let Some(dir) = staging_dir {
-            return Self::local(dir, options);
+            return Ok(Self::local(dir, options));
         }
         let client_options = ClientOptions {
             max_idle_connections: options.concurrency * options.part_concurrency,
             ..ClientOptions::default()
         };
-        Self::s3(S3Client::connect(&client_options).await, options)
+        Ok(Self::s3(S3Client::connect(&client_options).await?, options))
     }
 
     fn common(&self) -> &Common {

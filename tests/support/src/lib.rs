@@ -14,12 +14,14 @@ mod http_server;
 pub mod rocm;
 pub mod s3;
 mod server_thread;
+mod tls_proxy;
 
 use std::path::Path;
 
 pub use fault_proxy::{Fault, FaultPlan, FaultProxy, RequestHead, Rule};
 pub use http_server::{HttpServer, Reply, Request};
 pub use s3::{S3Server, S3ServerOptions};
+pub use tls_proxy::TlsProxy;
 
 /// Writes an artifact archive at `path`: `artifact_manifest.txt` naming `stage`, then `files`
 /// (relative path, content) below `stage`, mode 0755.

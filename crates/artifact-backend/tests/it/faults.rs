@@ -89,6 +89,7 @@ async fn retrying_client(endpoint: String, attempts: u32) -> S3Client {
         &|_| None,
     )
     .await
+    .expect("S3 client")
 }
 
 /// Fetches `core_lib_generic.tar.zst` of `b` extracted into `out`.

@@ -33,6 +33,7 @@ pub(crate) async fn client(server: &S3Server, secret: &str) -> S3Client {
         &|_| None,
     )
     .await
+    .expect("S3 client")
 }
 
 /// The `ETag` of object `key`.

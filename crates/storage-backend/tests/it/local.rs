@@ -413,7 +413,9 @@ async fn factory() {
         concurrency: 25,
         ..Default::default()
     };
-    let local = StorageBackend::create(Some(staging.path()), options).await;
+    let local = StorageBackend::create(Some(staging.path()), options)
+        .await
+        .unwrap();
     assert!(matches!(local, StorageBackend::Local(_)));
     assert!(local.options().dry_run);
     let s3 = StorageBackend::create(
@@ -423,7 +425,8 @@ async fn factory() {
             ..Default::default()
         },
     )
-    .await;
+    .await
+    .unwrap();
     assert!(matches!(s3, StorageBackend::S3(_)));
     assert_eq!(s3.options().concurrency, 25);
     assert!(!s3.options().dry_run);

@@ -21,7 +21,9 @@ async fn through_proxy(plan: FaultPlan) -> (S3Server, FaultProxy, StorageBackend
         initial_backoff: std::time::Duration::from_millis(10),
         ..ClientOptions::default()
     };
-    let client = S3Client::connect_with(&options, &|_| None).await;
+    let client = S3Client::connect_with(&options, &|_| None)
+        .await
+        .expect("S3 client");
     let backend = StorageBackend::s3(client, TransferOptions::default());
     (server, proxy, backend)
 }

@@ -22,7 +22,12 @@ fn options(endpoint: String, anonymous: Anonymous, secret: &str) -> ClientOption
 
 /// A backend of a client built from `options` alone (no environment).
 async fn backend_with(options: &ClientOptions, transfer: TransferOptions) -> StorageBackend {
-    StorageBackend::s3(S3Client::connect_with(options, &|_| None).await, transfer)
+    StorageBackend::s3(
+        S3Client::connect_with(options, &|_| None)
+            .await
+            .expect("S3 client"),
+        transfer,
+    )
 }
 
 async fn backend(server: &S3Server, transfer: TransferOptions) -> StorageBackend {
@@ -466,7 +471,8 @@ async fn anonymous_reads_of_a_public_server() {
         },
         &env,
     )
-    .await;
+    .await
+    .expect("S3 client");
     assert!(!client.is_signed());
     assert_eq!(client.endpoint_url(), Some(server.endpoint().as_str()));
     let b = StorageBackend::s3(client, TransferOptions::default());
@@ -521,7 +527,9 @@ async fn a_silent_endpoint_fails_within_the_limits() {
     opts.read_timeout = std::time::Duration::from_millis(300);
     opts.operation_timeout = std::time::Duration::from_secs(2);
     opts.initial_backoff = std::time::Duration::from_millis(10);
-    let client = storage_backend::S3Client::connect_with(&opts, &|_| None).await;
+    let client = storage_backend::S3Client::connect_with(&opts, &|_| None)
+        .await
+        .expect("S3 client");
     let s3 = storage_backend::S3StorageBackend::new(client.clone(), TransferOptions::default());
     let backend = StorageBackend::S3(s3.clone());
     let t = tempfile::tempdir().unwrap();
