@@ -78,12 +78,25 @@ fn derived_targets(request: &Request, out: &mut dyn Write) -> anyhow::Result<Str
             return Ok(String::new());
         }
     };
-    let targets = map.targets_of(&request.artifact_group).join(",");
-    if !targets.is_empty() {
+    let group = &request.artifact_group;
+    let Some(family) = map.family_of_group(group) else {
+        // The reference derives nothing here, silently: per-target shards are then skipped.
         writeln!(
             out,
-            "Auto-deriving --amdgpu-targets from family '{}': {targets}",
-            request.artifact_group
+            "WARNING: '{group}' is not a family of therock_amdgpu_targets.cmake (nor one followed by a build variant): no --amdgpu-targets derived, so per-target artifacts are not fetched; pass --amdgpu-targets to fetch them"
+        )?;
+        return Ok(String::new());
+    };
+    let targets = map.targets_of(family).join(",");
+    if family == group {
+        writeln!(
+            out,
+            "Auto-deriving --amdgpu-targets from family '{group}': {targets}"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Auto-deriving --amdgpu-targets from family '{family}' of variant group '{group}': {targets}"
         )?;
     }
     Ok(targets)

@@ -140,8 +140,12 @@ fn checkout(work: &Path) -> PathBuf {
 
 impl RunFixture {
     fn install(&self, args: &[&str]) -> Output {
+        self.install_group("gfx94X-dcgpu", args)
+    }
+
+    fn install_group(&self, group: &str, args: &[&str]) -> Output {
         Command::new(crate::common::tool("install_rocm_from_artifacts"))
-            .args(["--run-id", "555", "--artifact-group", "gfx94X-dcgpu"])
+            .args(["--run-id", "555", "--artifact-group", group])
             .args(args)
             .env_clear()
             .env("GITHUB_API_URL", &self.github_url)
@@ -151,6 +155,38 @@ impl RunFixture {
             .output()
             .unwrap()
     }
+}
+
+/// A build variant's group (`{family}-asan`) derives its family's targets, so the per-target
+/// shards come too; a group that is no family says so instead of skipping them silently.
+#[test]
+fn variant_groups_fetch_their_per_target_shards() {
+    let f = run_fixture(false);
+    let run = f.server.root().join("therock-ci-artifacts/555-linux");
+    let variant = "blas_lib_gfx94X-dcgpu-asan.tar.zst";
+    fs_err::copy(run.join("blas_lib_gfx94X-dcgpu.tar.zst"), run.join(variant)).unwrap();
+    let stdout = ok(&f.install_group("gfx94X-dcgpu-asan", &["--output-dir", "rocm", "--blas"]));
+    assert!(
+        stdout.contains(
+            "Auto-deriving --amdgpu-targets from family 'gfx94X-dcgpu' of variant group \
+             'gfx94X-dcgpu-asan': gfx942"
+        ),
+        "{stdout}"
+    );
+    let out = f.work.path().join("rocm");
+    assert!(out.join("lib/librocblas.so").is_file(), "{stdout}");
+    assert_eq!(
+        fs_err::read_to_string(out.join("lib/rocblas/library/gfx942.dat")).unwrap(),
+        "kernels"
+    );
+
+    let stdout = ok(&f.install_group("mystery", &["--output-dir", "rocm2", "--blas"]));
+    assert!(
+        stdout.contains("WARNING: 'mystery' is not a family")
+            && stdout.contains("per-target artifacts are not fetched"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("--amdgpu-targets gfx"), "{stdout}");
 }
 
 #[test]

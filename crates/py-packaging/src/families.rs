@@ -102,6 +102,22 @@ impl FamilyMap {
         }
     }
 
+    /// The family an artifact group stands for: the group itself when it is a family (or a
+    /// target), else the longest family it starts with followed by `-` — the group of a build
+    /// variant (`gfx94X-dcgpu-asan`, `gfx94X-dcgpu-host-asan`); `None` when there is none.
+    pub fn family_of_group<'a>(&'a self, group: &str) -> Option<&'a str> {
+        self.families
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .filter(|f| {
+                group == *f
+                    || group
+                        .strip_prefix(f)
+                        .is_some_and(|rest| rest.starts_with('-') && rest.len() > 1)
+            })
+            .max_by_key(|f| f.len())
+    }
+
     /// The targets of `family` in file order; none for an unknown family.
     pub fn targets_of(&self, family: &str) -> &[String] {
         self.families
@@ -250,6 +266,25 @@ therock_add_amdgpu_target(gfx1201 "AMD RX 9070" FAMILY dgpu-all gfx120X-all)
             "{err}"
         );
         assert!(!err.contains("hipBLASLt"));
+    }
+
+    #[test]
+    fn variant_groups_stand_for_their_family() {
+        let map = FamilyMap::parse(CMAKE);
+        assert_eq!(map.family_of_group("gfx94X-dcgpu"), Some("gfx94X-dcgpu"));
+        assert_eq!(
+            map.family_of_group("gfx94X-dcgpu-asan"),
+            Some("gfx94X-dcgpu")
+        );
+        assert_eq!(
+            map.family_of_group("gfx110X-all-host-asan"),
+            Some("gfx110X-all")
+        );
+        assert_eq!(map.family_of_group("gfx942-tsan"), Some("gfx942"));
+        // No family before a dash: not a variant of anything.
+        assert_eq!(map.family_of_group("gfx94X-dcgpuasan"), None);
+        assert_eq!(map.family_of_group("gfx94X-dcgpu-"), None);
+        assert_eq!(map.family_of_group("multi-arch-release"), None);
     }
 
     #[test]
