@@ -176,6 +176,14 @@ impl Targets {
         let mut out = vec![artifacts::GENERIC_TARGET_FAMILY.to_owned()];
         if self.generic_only {
             lines.line("Using generic (host) artifacts only");
+            let dropped = crate::fetch_artifacts::parse_targets(&self.targets);
+            if !dropped.is_empty() {
+                // The reference drops them without a word.
+                lines.line(format!(
+                    "WARNING: --generic-only ignores --amdgpu-targets {}",
+                    dropped.join(",")
+                ));
+            }
             return out;
         }
         if let Some(families) = self.families.as_deref().filter(|f| !f.is_empty()) {

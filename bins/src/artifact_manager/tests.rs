@@ -61,6 +61,13 @@ fn requested_targets() {
     let (got, printed) = requested(None, "", true, false, &[]);
     assert_eq!(got, ["generic"]);
     assert_eq!(printed, "Using generic (host) artifacts only\n");
+    let (got, printed) = requested(None, "gfx942, gfx1100", true, false, &[]);
+    assert_eq!(got, ["generic"]);
+    assert_eq!(
+        printed,
+        "Using generic (host) artifacts only\n\
+         WARNING: --generic-only ignores --amdgpu-targets gfx942,gfx1100\n"
+    );
     assert_eq!(
         requested(Some("gfx110X-all"), "", false, false, REAL_MAP).0,
         ["generic", "gfx110X-all"]

@@ -59,6 +59,12 @@ pub(crate) fn main() -> ExitCode {
             usage_error(&e);
         }
     }
+    if args.multiarch && !args.artifact_group.is_empty() {
+        tracing::warn!(
+            "--artifact-group {} is not used with --multiarch: the multi-arch layout has no group in its paths",
+            args.artifact_group
+        );
+    }
     let lookup = args.limits.over(github_actions::process_env);
     let plan = Plan {
         input_packages_dir: args.input_packages_dir,

@@ -285,6 +285,46 @@ fn pip_checks_the_digests_of_the_index() {
 
 /// Multi-arch: per-family pages linking the family's and the generic packages (spec §14.2);
 /// the URL output is the base; flat mode writes no page (the bucket indexes it).
+/// `--artifact-group` beside `--multiarch` is not used (no group in multi-arch paths), and
+/// says so; without it, nothing is said.
+#[test]
+fn multiarch_ignores_the_group_and_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let dist = t.path().join("pk/dist");
+    write_wheel(&dist, "demo_pkg", "1.0");
+    write_wheel(&dist.join("gfx94X-dcgpu"), "demo_pkg_gfx94x", "1.0");
+    let upload = |group: &[&str], to: &str| {
+        let out = run(
+            &[
+                &["--input-packages-dir", "pk", "--run-id", "5", "--multiarch"],
+                group,
+                &["--output-dir", to],
+            ]
+            .concat(),
+            &[],
+            t.path(),
+        );
+        assert_ok(&out);
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            files_under(&t.path().join(to).join("5-linux/python")),
+        )
+    };
+    let ignored = "not used with --multiarch";
+    let (stderr, plain) = upload(&[], "s");
+    assert!(!stderr.contains(ignored), "{stderr}");
+    let (stderr, grouped) = upload(&["--artifact-group", "gfx94X-dcgpu"], "s2");
+    assert!(
+        stderr.contains(&format!("--artifact-group gfx94X-dcgpu is {ignored}")),
+        "{stderr}"
+    );
+    assert_eq!(grouped, plain);
+    assert!(
+        plain.contains(&"gfx94X-dcgpu/index.html".to_owned()),
+        "{plain:?}"
+    );
+}
+
 #[test]
 fn multiarch_layouts() {
     let t = tempfile::tempdir().unwrap();
