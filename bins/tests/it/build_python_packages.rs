@@ -186,6 +186,13 @@ fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
         "::: Finished building packages at '{}' with version '1.2.3'\n",
         dest.display()
     )));
+    // The links the packages cannot carry are named, not dropped silently.
+    for line in [
+        "::: WARNING: not packaged: lib/dangling: a dangling symlink (to `nope`)\n",
+        "::: WARNING: not packaged: lib/dirlink: a symlink to a directory (`llvm`)\n",
+    ] {
+        assert_eq!(stdout.matches(line).count(), 1, "{line} in {stdout}");
+    }
     let files = dist_files(&dest.join("dist"));
     let names: Vec<&str> = files.keys().map(String::as_str).collect();
     assert_eq!(

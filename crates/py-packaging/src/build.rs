@@ -474,6 +474,9 @@ impl<'o> Builder<'o> {
         timed(Stage::Populate, || {
             pkg.populate_runtime(catalog, &self.stubs, !cfg!(windows))
         })?;
+        for (relpath, why) in &pkg.dropped {
+            writeln!(out, "::: WARNING: not packaged: {relpath}: {why}").map_err(Error::Output)?;
+        }
         self.runtime_artifact_names
             .extend(catalog.artifact_names().map(|a| a.name().to_owned()));
         if logical == Logical::Profiler {

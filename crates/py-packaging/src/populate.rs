@@ -44,6 +44,8 @@ pub(crate) struct Package {
     pub materialized: BTreeMap<String, PathBuf>,
     /// Relative path → the SONAME it is an alias of (not written).
     pub soname_aliases: BTreeMap<String, String>,
+    /// Relative path → why it is not in the package (the reference drops these silently).
+    pub dropped: BTreeMap<String, String>,
 }
 
 /// What to do with one catalog path.
@@ -185,6 +187,7 @@ impl Package {
             rpath_deps,
             materialized: BTreeMap::new(),
             soname_aliases: BTreeMap::new(),
+            dropped: BTreeMap::new(),
         }
     }
 
@@ -221,11 +224,24 @@ impl Package {
                     fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
                 }
                 EntryKind::Symlink => {
+                    let link = || {
+                        fs_err::read_link(&entry.path)
+                            .map(|t| t.display().to_string())
+                            .unwrap_or_default()
+                    };
                     let Ok(resolved) = fs_err::canonicalize(&entry.path) else {
-                        continue; // dangling: dropped
+                        self.dropped.insert(
+                            relpath.to_owned(),
+                            format!("a dangling symlink (to `{}`)", link()),
+                        );
+                        continue;
                     };
                     if resolved.is_dir() {
-                        continue; // a link to a directory: dropped
+                        self.dropped.insert(
+                            relpath.to_owned(),
+                            format!("a symlink to a directory (`{}`)", link()),
+                        );
+                        continue;
                     }
                     let kind = elf_patch::file_type(&resolved)
                         .map_err(|e| FileError::read(&resolved, e))?;
@@ -286,6 +302,27 @@ impl Package {
             .collect::<Result<_, Error>>()?;
         let n = written.len();
         self.materialized.extend(written);
+        self.report_aliases_of_nothing();
         Ok(n)
+    }
+
+    /// An alias stands for the file named by its SONAME beside it: without that file, the
+    /// library itself is missing from the package, which [`Package::dropped`] says.
+    fn report_aliases_of_nothing(&mut self) {
+        for (relpath, soname) in &self.soname_aliases {
+            let sibling = match relpath.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/{soname}"),
+                None => soname.clone(),
+            };
+            if !self.materialized.contains_key(&sibling)
+                && !self.soname_aliases.contains_key(&sibling)
+            {
+                self.dropped.entry(relpath.clone()).or_insert_with(|| {
+                    format!(
+                        "a shared library whose SONAME `{soname}` names no file of the artifacts"
+                    )
+                });
+            }
+        }
     }
 }

@@ -61,6 +61,43 @@ pub(crate) fn staged_core(tmp: &Path) -> (PathBuf, PathBuf, StubCache, Package, 
     (art, dest, stubs, core, catalog)
 }
 
+/// A library whose SONAME names no file of the artifacts would vanish from the package (the
+/// reference drops it silently): it is reported, the rest is packaged.
+#[test]
+fn a_library_without_its_soname_file_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let art = tmp.path().join("artifacts");
+    artifacts(&art);
+    cc(
+        &art.join("core-hip_lib_generic/stage/lib"),
+        "libfoo.so.1.0",
+        "int foo(void) { return 1; }\n",
+        &["-shared", "-fPIC", "-Wl,-soname,libfoo.so.1"],
+    );
+    fs_err::remove_file(art.join("core-hip_lib_generic/stage/lib/libfoo.so.1.0.c")).unwrap();
+    let catalog = ArtifactCatalog::new(&art, core_filter, &[], &CORE_EXCLUDES).unwrap();
+    let mut core = Package::new(
+        Logical::Core,
+        None,
+        tmp.path().join("dest/rocm-sdk-core"),
+        "_rocm_sdk_core".into(),
+        core_deps(&["lib/llvm/lib"]),
+    );
+    core.populate_runtime(
+        &catalog,
+        &StubCache::new(None, tmp.path().join("stub")),
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        core.dropped.get("lib/libfoo.so.1.0").map(String::as_str),
+        Some("a shared library whose SONAME `libfoo.so.1` names no file of the artifacts")
+    );
+    // The libraries whose SONAME file is there are not reported.
+    assert!(!core.dropped.contains_key("lib/libamdhip64.so.7.1.0"));
+    assert!(core.materialized.contains_key("lib/libamdhip64.so.7"));
+}
+
 #[test]
 fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -86,6 +123,19 @@ fn runtime_population_of_spec_15_8_loads_and_runs_when_installed() {
         [
             ("lib/libamdhip64.so", "libamdhip64.so.7"),
             ("lib/libamdhip64.so.7.1.0", "libamdhip64.so.7")
+        ]
+    );
+    // What is left out is said, with why.
+    let dropped: Vec<(&str, &str)> = core
+        .dropped
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            ("lib/dangling", "a dangling symlink (to `nope`)"),
+            ("lib/dirlink", "a symlink to a directory (`llvm`)")
         ]
     );
     let hip = readelf_dynamic(&platform.join("lib/libamdhip64.so.7"));
