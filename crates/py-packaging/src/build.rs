@@ -475,7 +475,7 @@ impl<'o> Builder<'o> {
             pkg.populate_runtime(catalog, &self.stubs, !cfg!(windows))
         })?;
         for (relpath, why) in &pkg.dropped {
-            writeln!(out, "::: WARNING: not packaged: {relpath}: {why}").map_err(Error::Output)?;
+            writeln!(out, "WARNING: not packaged: {relpath}: {why}").map_err(Error::Output)?;
         }
         self.runtime_artifact_names
             .extend(catalog.artifact_names().map(|a| a.name().to_owned()));
