@@ -105,9 +105,10 @@ impl TlsProxy {
         }
     }
 
-    /// `https://localhost:{port}`: the name the certificate is for.
+    /// `https://127.0.0.1:{port}` (the certificate names `127.0.0.1` and `localhost`; the
+    /// address needs no name resolution).
     pub fn endpoint(&self) -> String {
-        format!("https://localhost:{}", self.addr.port())
+        format!("https://{}", self.addr)
     }
 
     /// The PEM file of the certificate authority that signed the proxy's certificate (for
