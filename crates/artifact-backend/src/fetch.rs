@@ -245,7 +245,9 @@ impl BufRead for StreamReader {
 
 /// The running SHA-256 and length of what the download sent on.
 struct Digesting {
-    hasher: Sha256,
+    /// `None` when the bytes were verified before they reached this stream (a spooled archive
+    /// already checked against its sidecar as it was downloaded): only counted then.
+    hasher: Option<Sha256>,
     total: u64,
 }
 
@@ -253,11 +255,16 @@ impl Digesting {
     /// Hashes `part` on a blocking thread (pipelined with the unpacking of the part before)
     /// and hands it back.
     async fn update(mut self, part: Part) -> (Self, Part) {
+        let Some(mut hasher) = self.hasher.take() else {
+            self.total += part.iter().map(|b| b.len() as u64).sum::<u64>();
+            return (self, part);
+        };
         storage_backend::blocking(move || {
             for b in &part {
-                self.hasher.update(b);
+                hasher.update(b);
                 self.total += b.len() as u64;
             }
+            self.hasher = Some(hasher);
             (self, part)
         })
         .await
@@ -522,7 +529,7 @@ impl ArtifactBackend {
     ) -> Result<Fetched, Error> {
         let unpacking: Unpacking = unpacking.into();
         self.again_if_damaged(key, || {
-            self.fetch_extracted_once(key, output_dir, unpacking, index.clone())
+            self.fetch_extracted_once(key, output_dir, unpacking, index.clone(), None)
         })
         .await
     }
@@ -554,14 +561,11 @@ impl ArtifactBackend {
             .acquire()
             .await
             .map_err(|e| Error::File(FileError::read(&spooled, std::io::Error::other(e))))?;
+        // Verified as it was downloaded: unpacked from the spool without hashing it again.
         let local = ArtifactBackend::local_dir(spool, self.root().clone());
         let result = local
-            .fetch_extracted(key, output_dir, unpacking, index)
-            .await
-            .map(|fetched| Fetched {
-                verified: downloaded.verified,
-                ..fetched
-            });
+            .fetch_extracted_once(key, output_dir, unpacking, index, Some(&downloaded))
+            .await;
         for path in [spooled.clone(), spool.join(format!("{key}.sha256sum"))] {
             if let Err(e) = fs_err::remove_file(&path)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -578,13 +582,17 @@ impl ArtifactBackend {
         output_dir: &Path,
         unpacking: Unpacking,
         index: Arc<FlattenIndex>,
+        downloaded: Option<&crate::Downloaded>,
     ) -> Result<Fetched, Error> {
         let layout = unpacking.layout;
         let format = ArchiveFormat::from_file_name(key).ok_or_else(|| {
             Error::Artifacts(artifacts::Error::UnknownArchiveFormat(PathBuf::from(key)))
         })?;
         fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
-        let expected = self.expected_sha256(key).await?;
+        let expected = match downloaded {
+            Some(_) => None,
+            None => self.expected_sha256(key).await?,
+        };
         let temp = file_tree::temp_dir_in(output_dir, extract_dir_name(key))
             .map_err(|e| FileError::write(output_dir, e))?;
 
@@ -598,11 +606,16 @@ impl ArtifactBackend {
             };
             storage_backend::blocking(move || unpack(&key, format, reader, &dir, unpacking))
         };
-        let (produced, unpacked) = tokio::join!(self.produce(key, tx), unpacking_task);
+        let (produced, unpacked) =
+            tokio::join!(self.produce(key, tx, downloaded.is_none()), unpacking_task);
         // A download error explains an unpacking error that follows from it.
         let checked = produced.and_then(|digest| {
             let extracted = unpacked?;
-            let sha256 = hex::encode(digest.hasher.finalize());
+            let sha256 = match (digest.hasher, downloaded) {
+                (Some(hasher), _) => hex::encode(hasher.finalize()),
+                (None, Some(d)) => d.sha256.clone(),
+                (None, None) => unreachable!("hashed unless downloaded"),
+            };
             match &expected {
                 Some(expected) if *expected != sha256 => Err(Error::ChecksumMismatch {
                     location: self.location(key).to_string(),
@@ -614,7 +627,7 @@ impl ArtifactBackend {
         });
         // Into place, or (on any error) the temporary directory removed, off the async threads.
         let (output, key_owned) = (output_dir.to_path_buf(), key.to_owned());
-        let verified = expected.is_some();
+        let verified = downloaded.map_or(expected.is_some(), |d| d.verified);
         let (extracted, sha256, bytes, path) = storage_backend::blocking(move || {
             let (extracted, sha256, bytes) = checked?;
             let path = match layout {
@@ -659,22 +672,23 @@ impl ArtifactBackend {
         Ok(Fetched {
             key: key.to_owned(),
             sha256,
-            verified: expected.is_some(),
+            verified,
             bytes,
             extracted,
             path,
         })
     }
 
-    /// Sends the archive's bytes to `tx` in parts, hashing each on the way, reporting
+    /// Sends the archive's bytes to `tx` in parts, hashing each on the way (unless `hash` is off), reporting
     /// progress. Stops early (without error) when the unpacker stops; its error tells why.
     async fn produce(
         &self,
         key: &str,
         tx: tokio::sync::mpsc::Sender<std::io::Result<Part>>,
+        hash: bool,
     ) -> Result<Digesting, Error> {
         let mut digest = Digesting {
-            hasher: Sha256::new(),
+            hasher: hash.then(Sha256::new),
             total: 0,
         };
         match self {

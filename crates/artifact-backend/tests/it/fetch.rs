@@ -391,6 +391,16 @@ async fn transfers_beyond_the_unpacking_slots_wait_in_the_spool() {
     for r in &results {
         let got = r.as_ref().unwrap();
         assert!(got.verified, "{}", got.key);
+        // Spooled or streamed, the digest is the archive's (spooled ones hashed only once, as
+        // they were downloaded).
+        let actual = storage_backend::sha256_file(&src.join(&got.key))
+            .await
+            .unwrap();
+        assert_eq!(got.sha256, actual, "{}", got.key);
+        assert_eq!(
+            got.bytes,
+            fs_err::metadata(src.join(&got.key)).unwrap().len()
+        );
     }
     assert!(
         !out.join("pkg0/stage.prebuilt").exists(),
