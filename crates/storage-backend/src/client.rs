@@ -375,6 +375,7 @@ fn tls_context(
     ca_bundle: Option<String>,
 ) -> Result<aws_smithy_http_client::tls::TlsContext, crate::Error> {
     use aws_smithy_http_client::tls::{TlsContext, TrustStore};
+    let named = std::path::PathBuf::from(ca_bundle.clone().unwrap_or_default());
     let store = match ca_bundle {
         None => TrustStore::default(),
         Some(path) => {
@@ -399,7 +400,7 @@ fn tls_context(
         .with_trust_store(store)
         .build()
         .map_err(|e| crate::Error::CaBundle {
-            path: std::path::PathBuf::new(),
+            path: named,
             reason: e.to_string(),
         })
 }
