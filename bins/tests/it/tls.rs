@@ -109,6 +109,36 @@ fn system_store_and_ca_bundle_are_trusted() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(h.fetched().as_deref(), Some("blas over TLS"));
     assert!(h.s3_tls.handshakes() > before);
+
+    // The selected profile's `ca_bundle` too, as boto3 reads it; AWS_CA_BUNDLE wins over it.
+    let config = h.work.path().join("aws-config");
+    fs_err::write(
+        &config,
+        format!(
+            "[profile ci]\nca_bundle = {}\n",
+            h.s3_tls.ca_file().display()
+        ),
+    )
+    .unwrap();
+    fs_err::remove_dir_all(h.work.path().join("out")).unwrap();
+    let out = h
+        .fetch(&[h.github_tls.ca_file()], None)
+        .env("AWS_CONFIG_FILE", &config)
+        .env("AWS_PROFILE", "ci")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(h.fetched().as_deref(), Some("blas over TLS"));
+    fs_err::remove_dir_all(h.work.path().join("out")).unwrap();
+    let out = h
+        .fetch(&[h.github_tls.ca_file()], Some(h.github_tls.ca_file()))
+        .env("AWS_CONFIG_FILE", &config)
+        .env("AWS_PROFILE", "ci")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("certificate is not trusted"), "{stderr}");
 }
 
 #[test]

@@ -36,8 +36,8 @@ impl EnvVars {
     /// Attempts per request ([`ClientOptions::max_attempts`]).
     pub const ROCK_CI_MAX_ATTEMPTS: &'static str = "ROCK_CI_MAX_ATTEMPTS";
     /// A PEM file of the certificate authorities to trust instead of the system's (as boto3
-    /// and the AWS CLI read it). Without it, the system's store, which `SSL_CERT_FILE` and
-    /// `SSL_CERT_DIR` point elsewhere.
+    /// and the AWS CLI read it); else the selected profile's `ca_bundle`. Without either, the
+    /// system's store, which `SSL_CERT_FILE` and `SSL_CERT_DIR` point elsewhere.
     pub const AWS_CA_BUNDLE: &'static str = "AWS_CA_BUNDLE";
 }
 
@@ -192,7 +192,7 @@ impl S3Client {
     ) -> Result<Self, crate::Error> {
         let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
         let options = &with_env_limits(options, &non_empty);
-        let tls = tls_context(non_empty(EnvVars::AWS_CA_BUNDLE))?;
+        let tls = tls_context(ca_bundle(lookup).await)?;
         let endpoint_url = options
             .endpoint_url
             .clone()
@@ -366,6 +366,46 @@ impl S3Client {
     /// The endpoint override, if any.
     pub fn endpoint_url(&self) -> Option<&str> {
         self.endpoint_url.as_deref()
+    }
+}
+
+/// [`EnvVars::AWS_CA_BUNDLE`], else the selected profile's `ca_bundle`.
+async fn ca_bundle(lookup: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    match lookup(EnvVars::AWS_CA_BUNDLE).filter(|v| !v.is_empty()) {
+        Some(bundle) => Some(bundle),
+        None => profile_ca_bundle(lookup).await,
+    }
+}
+
+/// The `ca_bundle` of the selected profile of the shared config files (`AWS_CONFIG_FILE`,
+/// `AWS_SHARED_CREDENTIALS_FILE`, `AWS_PROFILE`, read through `lookup`), as boto3 reads it; a
+/// relative path is taken as it is (from the working directory), as boto3 takes it.
+async fn profile_ca_bundle(lookup: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    use aws_types::os_shim_internal::{Env, Fs};
+    let vars: std::collections::HashMap<String, String> = [
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "HOME",
+        "USERPROFILE",
+    ]
+    .into_iter()
+    .filter_map(|k| {
+        lookup(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| (k.to_owned(), v))
+    })
+    .collect();
+    let env = Env::from(vars);
+    let files = aws_runtime::env_config::file::EnvConfigFiles::default();
+    match aws_config::profile::load(&Fs::real(), &env, &files, None).await {
+        Ok(profiles) => profiles
+            .get("ca_bundle")
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned),
+        // The SDK reports unreadable or malformed files itself when it loads credentials.
+        Err(_) => None,
     }
 }
 
