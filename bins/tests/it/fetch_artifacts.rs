@@ -886,3 +886,64 @@ fn total_rates(screen: &str) -> Vec<TotalLine> {
         })
         .collect()
 }
+
+/// Streamed fetches share one budget of ranged GETs: eight unpacking slots streaming eight
+/// ~21 MiB archives (6 ranges each, 48 in all) through a slow link never have more than 32
+/// ranges in flight, and every archive still arrives whole.
+#[test]
+fn streamed_fetches_share_one_range_budget() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let f = fixture();
+    let run = f.server.root().join("therock-ci-artifacts/558-linux");
+    let names: Vec<String> = (0..8)
+        .map(|i| format!("big{i}_lib_generic.tar.zst"))
+        .collect();
+    let contents: Vec<String> = (0..8)
+        .map(|i| rock_ci_test_support::incompressible_text(36 << 20, 40 + i))
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        put_artifact(
+            &run,
+            name,
+            ZSTD,
+            &format!("big{i}/stage"),
+            &[("lib/blob", &contents[i])],
+            true,
+        );
+    }
+    // Each body at 4 MB/s: a 4 MiB range takes about a second, so the ranges overlap.
+    let proxy = FaultProxy::start(
+        f.server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Throttle {
+                bytes_per_sec: 4_000_000,
+            })
+            .method("GET")
+            .path_contains("big"),
+        ),
+    );
+    let github = HttpServer::start(|_| {
+        Reply::json(
+            200,
+            r#"{"id": 558, "head_repository": {"full_name": "ROCm/TheRock"}}"#,
+        )
+    });
+    let out = fetch_command(&f.server, &github.url(), "558")
+        .args(["--extract-concurrency", "8", "--output-dir", "out"])
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .current_dir(f.work.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let most = proxy.max_ranged_in_flight();
+    assert!((17..=32).contains(&most), "{most} ranged GETs at once");
+    for (i, content) in contents.iter().enumerate() {
+        let got = fs_err::read_to_string(
+            f.work
+                .path()
+                .join(format!("out/big{i}_lib_generic/big{i}/stage/lib/blob")),
+        )
+        .unwrap();
+        assert!(got == *content, "big{i} differs");
+    }
+}

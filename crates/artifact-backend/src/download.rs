@@ -20,9 +20,21 @@ const RANGE_SIZE: u64 = 4 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
 const RANGE_CONCURRENCY: usize = 16;
 /// Ranged GETs in flight or waiting to be handed on, across all downloads to a file of a
-/// backend (those beside the streamed fetches, which are few: one per unpacking slot): at most
-/// this many [`RANGE_SIZE`] bodies (128 MiB) are held in memory for them.
+/// backend: at most this many [`RANGE_SIZE`] bodies (128 MiB) are held in memory for them.
 pub(crate) const RANGE_BUDGET: usize = 32;
+/// The same across all streamed fetches of a backend (one per unpacking slot): as many as two
+/// slots use at [`RANGE_CONCURRENCY`] each, so more slots (more cores) share it instead of
+/// multiplying the memory held.
+pub(crate) const STREAM_RANGE_BUDGET: usize = 32;
+
+/// Which budget of ranged GETs a transfer draws on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Budget {
+    /// Downloads to a file ([`RANGE_BUDGET`]).
+    Files,
+    /// Streamed fetches ([`STREAM_RANGE_BUDGET`]).
+    Streams,
+}
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
@@ -242,7 +254,7 @@ impl ArtifactBackend {
             .map_err(|e| FileError::write(&partial, e))?;
         if offset < size {
             let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes, true);
+            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes, Budget::Files);
             let written;
             (written, hasher) = write_parts(parts, file, &partial, hasher).await?;
             offset += written;
@@ -313,26 +325,22 @@ fn ranged_parts<'a>(
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
-    budgeted: bool,
+    budget: Budget,
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
     let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(move |i| {
         let first = start + i * RANGE_SIZE;
         (first, (first + RANGE_SIZE).min(end) - 1)
     });
-    // A budgeted range takes a slot of the backend's budget before it starts, in order (so
-    // the earliest range of every object that holds slots has one: no deadlock), and gives it
-    // back when its part is handed on: the bodies held in memory across all budgeted transfers
-    // stay bounded.
+    // A range takes a slot of its budget before it starts, in order (so the earliest range of
+    // every object that holds slots has one: no deadlock), and gives it back when its part is
+    // handed on: the bodies held in memory across all transfers of a budget stay bounded.
+    let slots = match budget {
+        Budget::Files => &b.range_slots,
+        Budget::Streams => &b.stream_slots,
+    };
     futures::stream::iter(ranges)
-        .then(move |range| async move {
-            let slot = if budgeted {
-                Some(b.range_slots.clone().acquire_owned().await)
-            } else {
-                None
-            };
-            (range, slot)
-        })
+        .then(move |range| async move { (range, slots.clone().acquire_owned().await) })
         .map(move |((first, last), slot)| async move {
             let part = b
                 .storage()
@@ -347,17 +355,17 @@ fn ranged_parts<'a>(
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
 /// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way. `on_bytes` hears of the
-/// bytes as they arrive; `budgeted` ranges share the backend's budget.
+/// bytes as they arrive; the ranges draw on `budget`.
 pub(crate) fn object_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
-    budgeted: bool,
+    budget: Budget,
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
     if end - start > PARALLEL_THRESHOLD {
-        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes, budgeted))
+        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes, budget))
     } else {
         Box::pin(futures::stream::once(single_get(
             b,

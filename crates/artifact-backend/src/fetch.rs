@@ -729,8 +729,14 @@ impl ArtifactBackend {
                 let id = b.reporter.on_transfer_start(key, size);
                 // Pinned to the version just seen.
                 let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-                let mut parts =
-                    crate::download::object_parts(b, &loc, (0, size), &etag, &on_bytes, false);
+                let mut parts = crate::download::object_parts(
+                    b,
+                    &loc,
+                    (0, size),
+                    &etag,
+                    &on_bytes,
+                    crate::download::Budget::Streams,
+                );
                 while let Some(part) = parts.next().await {
                     let part = match part {
                         Ok(part) => part,

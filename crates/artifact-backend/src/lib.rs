@@ -176,8 +176,11 @@ pub enum ArtifactBackend {
 /// The S3 side of [`ArtifactBackend`].
 #[derive(Clone)]
 pub struct S3Artifacts {
-    /// Slots of ranged GETs across every transfer of this backend and its clones.
+    /// Slots of ranged GETs across every download to a file of this backend and its clones.
     range_slots: Arc<tokio::sync::Semaphore>,
+    /// Slots of ranged GETs across every streamed fetch (into an unpacker) of this backend and
+    /// its clones: a separate budget, so that neither kind can starve the other.
+    stream_slots: Arc<tokio::sync::Semaphore>,
     client: S3Client,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
@@ -241,6 +244,7 @@ impl ArtifactBackend {
     pub fn s3(client: S3Client, root: WorkflowOutputRoot) -> Self {
         ArtifactBackend::S3(S3Artifacts {
             range_slots: Arc::new(tokio::sync::Semaphore::new(download::RANGE_BUDGET)),
+            stream_slots: Arc::new(tokio::sync::Semaphore::new(download::STREAM_RANGE_BUDGET)),
             client,
             root,
             reporter: Arc::new(NoReporter),

@@ -268,6 +268,26 @@ impl SplitMix64 {
 struct Counters {
     passed: AtomicU64,
     faults: [AtomicU64; Fault::KINDS],
+    /// Ranged requests whose response is being sent, and the most there were at once.
+    ranged_in_flight: AtomicU64,
+    ranged_max: AtomicU64,
+}
+
+/// A ranged request in flight while it lives.
+struct RangedInFlight<'a>(&'a Counters);
+
+impl<'a> RangedInFlight<'a> {
+    fn enter(counters: &'a Counters) -> Self {
+        let now = counters.ranged_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        counters.ranged_max.fetch_max(now, Ordering::SeqCst);
+        Self(counters)
+    }
+}
+
+impl Drop for RangedInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.ranged_in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct Shared {
@@ -334,6 +354,11 @@ impl FaultProxy {
         self.shared.counters.faults[fault.index()].load(Ordering::SeqCst)
     }
 
+    /// The most requests with a `Range` header that were being answered at once.
+    pub fn max_ranged_in_flight(&self) -> u64 {
+        self.shared.counters.ranged_max.load(Ordering::SeqCst)
+    }
+
     /// Faults of every kind injected so far.
     pub fn injected_total(&self) -> u64 {
         self.shared
@@ -366,6 +391,9 @@ async fn serve(mut down: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let fault = shared.plan.lock().expect("plan lock").decide(&head);
+    let ranged = head
+        .header("range")
+        .map(|_| RangedInFlight::enter(&shared.counters));
     let count = |fault: Option<Fault>| match fault {
         Some(f) => shared.counters.faults[f.index()].fetch_add(1, Ordering::SeqCst),
         None => shared.counters.passed.fetch_add(1, Ordering::SeqCst),
@@ -419,6 +447,7 @@ async fn serve(mut down: TcpStream, shared: Arc<Shared>) {
             }
         }
     };
+    drop(ranged);
     match ending {
         Ending::Reset => {
             let _ = down.set_zero_linger();
