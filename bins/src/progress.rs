@@ -183,14 +183,12 @@ impl Speed {
     }
 
     fn record(&mut self, done: u64, now: Instant) {
-        if let Some(&(_, last)) = self.samples.back() {
-            if done < last {
-                self.samples.clear();
-            } else if done == last && self.samples.len() == 1 {
-                // Still waiting for the first byte (or nothing new since the only sample):
-                // the later moment is the better start.
-                self.samples.clear();
-            }
+        // Going back starts over; still waiting for the first byte (nothing new since the
+        // only sample), the later moment is the better start.
+        if let Some(&(_, last)) = self.samples.back()
+            && (done < last || done == last && self.samples.len() == 1)
+        {
+            self.samples.clear();
         }
         self.samples.push_back((now, done));
         if let Some(start) = now.checked_sub(WINDOW) {

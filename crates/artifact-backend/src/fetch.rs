@@ -611,10 +611,9 @@ impl ArtifactBackend {
         // A download error explains an unpacking error that follows from it.
         let checked = produced.and_then(|digest| {
             let extracted = unpacked?;
-            let sha256 = match (digest.hasher, downloaded) {
-                (Some(hasher), _) => hex::encode(hasher.finalize()),
-                (None, Some(d)) => d.sha256.clone(),
-                (None, None) => unreachable!("hashed unless downloaded"),
+            let sha256 = match downloaded {
+                Some(d) => d.sha256.clone(),
+                None => hex::encode(digest.hasher.unwrap_or_default().finalize()),
             };
             match &expected {
                 Some(expected) if *expected != sha256 => Err(Error::ChecksumMismatch {
@@ -679,8 +678,9 @@ impl ArtifactBackend {
         })
     }
 
-    /// Sends the archive's bytes to `tx` in parts, hashing each on the way (unless `hash` is off), reporting
-    /// progress. Stops early (without error) when the unpacker stops; its error tells why.
+    /// Sends the archive's bytes to `tx` in parts, hashing each on the way unless `hash` is
+    /// off, reporting progress. Stops early (without error) when the unpacker stops; its error
+    /// tells why.
     async fn produce(
         &self,
         key: &str,

@@ -554,30 +554,30 @@ impl GithubClient {
                 }
             }
             Ok(response) => self.classify_status(url, attempt, response, backoff),
-            Err(transport) if untrusted_certificate(&transport).is_some() => {
-                Attempt::Fail(ApiError::UntrustedCertificate {
+            Err(transport) => match untrusted_certificate(&transport) {
+                Some(detail) => Attempt::Fail(ApiError::UntrustedCertificate {
                     url: redact_url(url),
-                    detail: untrusted_certificate(&transport).unwrap_or_default(),
-                })
-            }
-            Err(transport) => Attempt::Retry {
-                wait: backoff,
-                error: ApiError::Network {
-                    url: redact_url(url),
-                    attempts: attempt,
-                    source: format!(
-                        "{}{} (limits: connect {} s, read {} s, request {} s)",
-                        if matches!(transport, ureq::Error::Timeout(_)) {
-                            "timed out, "
-                        } else {
-                            ""
-                        },
-                        transport.to_string().replace(url, &redact_url(url)),
-                        self.retry.connect_timeout.as_secs_f64(),
-                        self.retry.read_timeout.as_secs_f64(),
-                        self.retry.attempt_timeout.as_secs_f64()
-                    )
-                    .into(),
+                    detail,
+                }),
+                None => Attempt::Retry {
+                    wait: backoff,
+                    error: ApiError::Network {
+                        url: redact_url(url),
+                        attempts: attempt,
+                        source: format!(
+                            "{}{} (limits: connect {} s, read {} s, request {} s)",
+                            if matches!(transport, ureq::Error::Timeout(_)) {
+                                "timed out, "
+                            } else {
+                                ""
+                            },
+                            transport.to_string().replace(url, &redact_url(url)),
+                            self.retry.connect_timeout.as_secs_f64(),
+                            self.retry.read_timeout.as_secs_f64(),
+                            self.retry.attempt_timeout.as_secs_f64()
+                        )
+                        .into(),
+                    },
                 },
             },
         }

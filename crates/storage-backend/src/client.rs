@@ -459,9 +459,7 @@ pub(crate) fn is_untrusted_certificate(err: &(dyn std::error::Error + 'static)) 
             .downcast_ref::<std::io::Error>()
             .and_then(std::io::Error::get_ref)
             .map(|inner| inner as &(dyn std::error::Error + 'static));
-        if is_certificate(e)
-            || wrapped.is_some_and(|w| is_certificate(w) || is_untrusted_certificate(w))
-        {
+        if is_certificate(e) || wrapped.is_some_and(is_untrusted_certificate) {
             return true;
         }
         source = e.source();
