@@ -332,7 +332,7 @@ impl<'a> Finder<'a> {
             platform: args.platform.unwrap_or_else(Platform::host),
             required,
             family_targets,
-            github: GithubClient::from_lookup(lookup),
+            github: GithubClient::from_lookup(lookup)?,
             lookup,
             clients: HashMap::new(),
         })

@@ -111,7 +111,7 @@ pub fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<String>
         "--artifact-group",
         &request.artifact_group,
         "--output-dir",
-        &request.output_dir.display().to_string(),
+        &pathlib_text(&request.output_dir),
         "--flatten",
     ]
     .iter()
@@ -128,6 +128,21 @@ pub fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<String>
     }
     argv.extend(request.selection.include_patterns());
     argv
+}
+
+/// `path` as Python's `str(pathlib.Path(path))` shows it: `.` components and repeated or
+/// trailing separators dropped (`./therock-build` is `therock-build`), `.` when nothing is
+/// left.
+fn pathlib_text(path: &Path) -> String {
+    let kept: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if kept.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        kept.display().to_string()
+    }
 }
 
 /// Checks what can be checked before anything is fetched or touched: the release string, the

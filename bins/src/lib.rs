@@ -26,23 +26,34 @@ use workflow_outputs::{
     WorkflowOutputRoot,
 };
 
+/// The value parser of every flag that counts or limits something (concurrency, attempts,
+/// seconds): a whole number of at least 1, so that zero is a usage error (exit 2) in every
+/// tool.
+pub fn positive<T>() -> clap::builder::RangedU64ValueParser<T>
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+    <T as TryFrom<u64>>::Error: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+{
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
 /// The time limits and retry budget of network requests, as flags; each overrides the
 /// environment variable of the same meaning (`ROCK_CI_CONNECT_TIMEOUT`, ...), which the S3
 /// and GitHub clients read.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct NetworkLimits {
     /// Seconds to wait for a connection (default 10).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = positive::<u64>())]
     pub connect_timeout: Option<u64>,
     /// Seconds to wait for a response to start, and for the next bytes of a body (default 20).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = positive::<u64>())]
     pub read_timeout: Option<u64>,
     /// Seconds one request may take with its retries, before the time its body needs at
     /// 64 KiB/s (default 60); raise it for slow links.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = positive::<u64>())]
     pub operation_timeout: Option<u64>,
     /// Attempts per request (default 5).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive::<u32>())]
     pub max_attempts: Option<u32>,
 }
 
@@ -87,6 +98,7 @@ impl Verbosity {
             (false, 2) => "debug",
             _ => "trace",
         };
+        progress::hide_in_logs(secrets_of(&|var| std::env::var(var).ok()));
         let filter = tracing_subscriber::EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
         let _ = tracing_subscriber::fmt()
@@ -97,6 +109,66 @@ impl Verbosity {
             .without_time()
             .try_init();
     }
+}
+
+/// Variables whose values are credentials.
+const SECRET_VARS: [&str; 4] = [
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    github_actions::EnvVars::GITHUB_TOKEN,
+    github_actions::EnvVars::GH_TOKEN,
+];
+
+/// Variables holding URLs that may carry a user name and password.
+const URL_VARS: [&str; 4] = [
+    storage_backend::EnvVars::AWS_ENDPOINT_URL,
+    storage_backend::EnvVars::AWS_ENDPOINT_URL_S3,
+    github_actions::EnvVars::GITHUB_API_URL,
+    github_actions::EnvVars::GITHUB_SERVER_URL,
+];
+
+/// The secrets of the environment that logs must not show: credential variables, and the
+/// `user:password` of URL variables (as written, percent-decoded, and the password alone).
+fn secrets_of(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut secrets: Vec<String> = SECRET_VARS.iter().filter_map(|v| lookup(v)).collect();
+    for url in URL_VARS.iter().filter_map(|v| lookup(v)) {
+        let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        let Some((userinfo, _)) = authority.rsplit_once('@') else {
+            continue;
+        };
+        for form in [userinfo.to_owned(), percent_decode(userinfo)] {
+            if let Some((_, password)) = form.split_once(':') {
+                secrets.push(password.to_owned());
+            }
+            secrets.push(form);
+        }
+    }
+    secrets
+}
+
+/// `%XX` escapes of `s` decoded (invalid escapes kept as they are).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Turns the result of a tool's `run` into its exit code: 0 on success, 1 on failure with the
@@ -112,7 +184,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
             if err.downcast_ref::<artifact_manager::Reported>().is_some() {
                 return ExitCode::FAILURE;
             }
-            if let Some(usage) = err.downcast_ref::<artifact_manager::Usage>() {
+            if let Some(usage) = usage_error(&err) {
                 let program = std::env::args()
                     .next()
                     .and_then(|a| {
@@ -130,6 +202,24 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
+/// The message of `err` when it is a usage error (exit 2): what the caller gave is wrong and
+/// nothing was attempted, such as a URL setting that does not parse or a run id that is no
+/// number.
+fn usage_error(err: &anyhow::Error) -> Option<String> {
+    err.chain().find_map(|cause| {
+        if let Some(usage) = cause.downcast_ref::<artifact_manager::Usage>() {
+            return Some(usage.to_string());
+        }
+        if let Some(api) = cause.downcast_ref::<github_actions::ApiError>() {
+            return api.is_usage().then(|| api.to_string());
+        }
+        match cause.downcast_ref::<storage_backend::Error>() {
+            Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),
+            _ => None,
+        }
+    })
+}
+
 /// Whether `err` comes from writing to a closed stdout (`| head`), which is not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
@@ -139,9 +229,23 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Runs a tool's async body on a multi-thread runtime; its result becomes the exit code as in
-/// [`exit_code`].
+/// Checks the URL settings of the environment (the S3 endpoint, the GitHub API and server
+/// URLs) before any request, so that a malformed one is a usage error at once.
+///
+/// # Errors
+/// The crates' errors naming the variable, which [`exit_code`] maps to exit 2.
+pub fn check_url_settings(lookup: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+    storage_backend::endpoint_override(None, lookup)?;
+    GithubClient::from_lookup(lookup)?;
+    Ok(())
+}
+
+/// Runs a tool's async body on a multi-thread runtime, after [`check_url_settings`]; its
+/// result becomes the exit code as in [`exit_code`].
 pub fn block_on(body: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    if let Err(err) = check_url_settings(&|var| std::env::var(var).ok()) {
+        return exit_code(Err(err));
+    }
     match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -151,6 +255,13 @@ pub fn block_on(body: impl std::future::Future<Output = anyhow::Result<()>>) -> 
             anyhow::Error::new(e).context("Failed to start the async runtime")
         )),
     }
+}
+
+/// Parses a run id that is looked up on the GitHub API (digits only) for clap.
+pub fn parse_api_run_id(s: &str) -> Result<String, String> {
+    github_actions::check_run_id(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// Parses a [`Platform`] for clap, with the allowed values in the error.
@@ -430,7 +541,7 @@ fn select_bucket(
     let fetched;
     let run = match facts {
         RunFacts::Lookup(run_id) => {
-            let client = GithubClient::from_lookup(lookup);
+            let client = GithubClient::from_lookup(lookup)?;
             fetched = client.workflow_run(ctx.repository.as_str(), run_id)?;
             Some(&fetched)
         }

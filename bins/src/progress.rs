@@ -18,17 +18,49 @@ use storage_backend::Reporter;
 /// The bars on the terminal, if any: log lines are written between redraws.
 static BARS: OnceLock<MultiProgress> = OnceLock::new();
 
+/// Values never written to the log (see [`hide_in_logs`]).
+static SECRETS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Makes [`LogWriter`] show each of `secrets` as `***` (empty and very short values are left
+/// alone, as hiding them would blank unrelated text). Set once, before logging starts.
+pub fn hide_in_logs(secrets: impl IntoIterator<Item = String>) {
+    let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 3).collect();
+    // Longest first, so that a secret containing another is hidden whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    let _ = SECRETS.set(secrets);
+}
+
+/// `line` with every secret set by [`hide_in_logs`] replaced by `***`, or `None` when it
+/// holds none.
+fn without_secrets(line: &[u8]) -> Option<Vec<u8>> {
+    let secrets = SECRETS.get()?;
+    let text = String::from_utf8_lossy(line);
+    if !secrets.iter().any(|s| text.contains(s.as_str())) {
+        return None;
+    }
+    let mut text = text.into_owned();
+    for secret in secrets {
+        text = text.replace(secret.as_str(), "***");
+    }
+    Some(text.into_bytes())
+}
+
 /// Log output to stderr that lifts the progress bars out of the way while a line is written
-/// (a `tracing_subscriber` writer).
+/// and hides the secrets named by [`hide_in_logs`] (a `tracing_subscriber` writer, which
+/// hands over one whole event per write).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LogWriter;
 
 impl std::io::Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let hidden = without_secrets(buf);
+        let bytes = hidden.as_deref().unwrap_or(buf);
         match BARS.get() {
-            Some(bars) => bars.suspend(|| std::io::stderr().write(buf)),
-            None => std::io::stderr().write(buf),
-        }
+            Some(bars) => bars.suspend(|| std::io::stderr().write_all(bytes)),
+            None => std::io::stderr().write_all(bytes),
+        }?;
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -50,7 +50,7 @@ pub struct UploadArgs {
     #[arg(long, value_enum, default_value = "always")]
     pub overwrite: OverwriteArg,
     /// Files uploaded at once.
-    #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY)]
+    #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY, value_parser = crate::positive::<usize>())]
     pub upload_concurrency: usize,
 }
 

@@ -140,10 +140,10 @@ struct FetchArgs {
     #[arg(long)]
     download_cache_dir: Option<PathBuf>,
     /// Artifacts transferred at once.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<u32>())]
     download_concurrency: u32,
     /// Artifacts unpacked at once [default: the number of cores].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = rock_ci::positive::<u32>())]
     extract_concurrency: Option<u32>,
     /// Components to leave out (`,`/`;`-separated: lib, run, dev, dbg, doc, test).
     #[arg(long, default_value = "")]
@@ -174,10 +174,10 @@ struct PushArgs {
     compression_level: Option<i32>,
     /// Archives written at once [default: half the cores, at least 1; each compresses on
     /// the cores left].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = rock_ci::positive::<u32>())]
     compress_concurrency: Option<u32>,
     /// Archives uploaded at once.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<u32>())]
     upload_concurrency: u32,
 }
 
@@ -197,7 +197,7 @@ struct CopyArgs {
     #[arg(long)]
     stage: String,
     /// Copies at once.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<u32>())]
     concurrency: u32,
     /// List what would be copied, copy nothing.
     #[arg(long)]

@@ -29,10 +29,10 @@ struct Args {
     #[arg(long, default_value = "")]
     amdgpu_targets: String,
     /// Artifacts downloaded at once.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<usize>())]
     download_concurrency: usize,
     /// Artifacts unpacked at once [default: the number of cores].
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::positive::<usize>())]
     extract_concurrency: Option<usize>,
     /// Repository of the run [default: `$GITHUB_REPOSITORY`, else `ROCm/TheRock`].
     #[arg(long, value_parser = parse_repository)]

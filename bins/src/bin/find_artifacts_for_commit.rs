@@ -18,7 +18,7 @@ struct Args {
     #[arg(long)]
     commit: Option<String>,
     /// Inspect one workflow run.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_api_run_id)]
     run_id: Option<String>,
     #[command(flatten)]
     finder: FinderArgs,
@@ -31,6 +31,9 @@ pub(crate) fn main() -> ExitCode {
     args.log.init_logging();
     let finder_args = &args.finder;
     let lookup = finder_args.limits.over(github_actions::process_env);
+    if let Err(err) = rock_ci::check_url_settings(&lookup) {
+        return rock_ci::exit_code(Err(err));
+    }
     let platform = finder_args
         .platform
         .unwrap_or_else(workflow_outputs::Platform::host);

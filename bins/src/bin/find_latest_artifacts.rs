@@ -15,7 +15,7 @@ use rock_ci::find_artifacts::{Finder, FinderArgs, LatestSource, run_finder};
 )]
 struct Args {
     /// Most recent commits of the branch to search.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 50, value_parser = rock_ci::positive::<u32>())]
     max_commits: u32,
     /// Branch whose recent commits are searched [default: main].
     #[arg(long)]
@@ -24,7 +24,7 @@ struct Args {
     #[arg(long = "ref", id = "git_ref")]
     git_ref: Option<String>,
     /// Inspect one workflow run.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_api_run_id)]
     run_id: Option<String>,
     #[command(flatten)]
     finder: FinderArgs,
@@ -44,6 +44,9 @@ pub(crate) fn main() -> ExitCode {
     .init_logging();
     let finder_args = &args.finder;
     let lookup = finder_args.limits.over(github_actions::process_env);
+    if let Err(err) = rock_ci::check_url_settings(&lookup) {
+        return rock_ci::exit_code(Err(err));
+    }
     let branch = args.branch.clone().unwrap_or_else(|| "main".to_owned());
     let (source, location) = match (&args.run_id, &args.git_ref) {
         (Some(id), _) => (LatestSource::Run(id.clone()), format!("workflow run {id}")),

@@ -56,7 +56,7 @@ struct Args {
     #[arg(long, env = "THEROCK_DIR")]
     therock_dir: Option<PathBuf>,
     /// Artifacts downloaded at once (run mode).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<usize>())]
     download_concurrency: usize,
     #[command(flatten)]
     selection: Selection,

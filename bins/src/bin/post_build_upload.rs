@@ -52,7 +52,7 @@ struct Args {
     #[arg(long, value_enum, default_value = "always")]
     overwrite: OverwriteArg,
     /// Files uploaded at once.
-    #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY)]
+    #[arg(long, default_value_t = storage_backend::DEFAULT_CONCURRENCY, value_parser = rock_ci::positive::<usize>())]
     upload_concurrency: usize,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,

@@ -265,6 +265,17 @@ fn dry_run_lists_and_touches_nothing() {
     );
     assert!(stdout.contains("blas_lib_gfx942.tar.zst"), "{stdout}");
     assert!(!f.work.path().join("rocm").exists());
+    // The output directory as Python's pathlib shows it: the default `./therock-build` is
+    // `therock-build`, `./a//b/` is `a/b`.
+    for (given, shown) in [(None, "therock-build"), (Some("./a//b/"), "a/b")] {
+        let mut args = vec!["--dry-run"];
+        args.extend(given.iter().flat_map(|g| ["--output-dir", g]));
+        let stdout = ok(&f.install(&args));
+        assert!(
+            stdout.contains(&format!(" --output-dir {shown} --flatten ")),
+            "{stdout}"
+        );
+    }
 }
 
 /// A gzip-compressed tarball of a small ROCm tree: a library, an executable, a symlink.

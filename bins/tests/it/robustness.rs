@@ -214,3 +214,166 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
     assert!(!stored.join("logs/g/build.log").exists());
     assert!(proxy.injected(Fault::Status500) >= 2);
 }
+
+/// A password in the endpoint URL, the secret key and a GitHub token appear in no output of
+/// an upload and a fetch at any log level, `-vvv` included (where the S3 SDK traces its
+/// configuration, request spans and signing).
+#[test]
+fn secrets_stay_out_of_every_log_level() {
+    const PASSWORD: &str = "Pw-s3cr3t-8431";
+    const TOKEN: &str = "ghp_t0ken-5512";
+    let server = S3Server::start();
+    let t = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
+    fs_err::write(t.path().join("build/logs/build.log"), "log").unwrap();
+    let mut env: Vec<(&str, String)> = server.aws_env().to_vec();
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    let endpoint = server
+        .endpoint()
+        .replace("://", &format!("://rockuser:{PASSWORD}@"));
+    env.push(("AWS_ENDPOINT_URL", endpoint));
+    env.push(("GITHUB_TOKEN", TOKEN.to_owned()));
+    let secret_key = server.aws_env()[2].1.clone();
+    for level in ["-v", "-vv", "-vvv"] {
+        let cases: [(&str, Vec<&str>); 2] = [
+            (crate::common::tool("post_build_upload"), upload(&[level])),
+            (
+                crate::common::tool("fetch_artifacts"),
+                vec![
+                    "--run-id",
+                    "5",
+                    "--platform",
+                    "linux",
+                    "--output-dir",
+                    "out",
+                    level,
+                ],
+            ),
+        ];
+        for (bin, args) in cases {
+            let (out, _) = run(bin, &args, &env, t.path());
+            let all = text(&out.stdout) + &text(&out.stderr);
+            let name = Path::new(bin).file_name().unwrap().to_string_lossy();
+            assert!(all.lines().count() > 5, "{name} {level} logged: {all}");
+            for secret in [PASSWORD, TOKEN, secret_key.as_str()] {
+                let shown = all.lines().filter(|l| l.contains(secret)).count();
+                assert_eq!(shown, 0, "{name} {level} printed {secret} {shown} times");
+            }
+        }
+    }
+}
+
+/// A URL setting that does not parse, or a run id that is no number, is a usage error at once:
+/// exit 2, the setting named, no request and no retry.
+#[test]
+fn malformed_urls_and_run_ids_are_usage_errors_before_any_request() {
+    let t = tempfile::tempdir().unwrap();
+    let hole = black_hole();
+    let aws = [
+        ("AWS_ENDPOINT_URL", format!("http://{hole}")),
+        ("AWS_ACCESS_KEY_ID", "k".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "s".to_owned()),
+    ];
+    let with = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        aws.iter()
+            .cloned()
+            .chain(extra.iter().map(|(k, v)| (*k, (*v).to_owned())))
+            .collect()
+    };
+    let cases: Vec<(Case<'_>, &str)> = vec![
+        (
+            (
+                crate::common::tool("find_latest_artifacts"),
+                vec!["--artifact-group", "gfx94X-dcgpu"],
+                with(&[("GITHUB_API_URL", "not-a-url")]),
+            ),
+            "GITHUB_API_URL",
+        ),
+        (
+            (
+                crate::common::tool("fetch_artifacts"),
+                vec!["--run-id", "1/../2", "--output-dir", "out"],
+                with(&[]),
+            ),
+            "1/../2",
+        ),
+        (
+            (
+                crate::common::tool("find_artifacts_for_commit"),
+                vec!["--run-id", "12a"],
+                with(&[]),
+            ),
+            "12a",
+        ),
+        (
+            (
+                crate::common::tool("fetch_artifacts"),
+                vec!["--run-id", "5", "--output-dir", "out"],
+                vec![
+                    ("AWS_ENDPOINT_URL", "localhost:9000".to_owned()),
+                    ("GITHUB_API_URL", format!("http://{hole}")),
+                ],
+            ),
+            "AWS_ENDPOINT_URL",
+        ),
+    ];
+    for ((bin, args, env), named) in cases {
+        let (out, took) = run(bin, &args, &env, t.path());
+        let err = text(&out.stderr);
+        let name = Path::new(bin).file_name().unwrap().to_string_lossy();
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+        assert!(err.contains(named), "{name} {args:?}: {err}");
+        assert!(!err.contains("++ Retry"), "{name} {args:?}: {err}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{name} {args:?} took {took:?}"
+        );
+    }
+}
+
+/// Zero where a count or limit must be positive is a usage error in every tool (exit 2, the
+/// flag named), before anything runs.
+#[test]
+fn zero_counts_and_limits_are_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str]); 12] = [
+        ("upload_python_packages", &["--upload-concurrency", "0"]),
+        ("upload_python_packages", &["--max-attempts", "0"]),
+        ("post_stage_upload", &["--upload-concurrency", "0"]),
+        ("post_build_upload", &["--upload-concurrency", "0"]),
+        (
+            "fetch_artifacts",
+            &["--run-id", "5", "--download-concurrency", "0"],
+        ),
+        (
+            "fetch_artifacts",
+            &["--run-id", "5", "--extract-concurrency", "0"],
+        ),
+        ("fetch_artifacts", &["--run-id", "5", "--read-timeout", "0"]),
+        (
+            "install_rocm_from_artifacts",
+            &["--run-id", "5", "--download-concurrency", "0"],
+        ),
+        ("upload_tarballs", &["--connect-timeout", "0"]),
+        ("upload_package_repo", &["--operation-timeout", "0"]),
+        (
+            "artifact_manager",
+            &["fetch", "--run-id", "5", "--download-concurrency", "0"],
+        ),
+        ("find_latest_artifacts", &["--max-commits", "0"]),
+    ];
+    for (name, args) in cases {
+        let (out, _) = run(crate::common::tool(name), args, &[], t.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+        let flag = args
+            .iter()
+            .find(|a| a.starts_with("--") && **a != "--run-id")
+            .unwrap();
+        assert!(err.contains(flag), "{name} {args:?}: {err}");
+    }
+    assert!(
+        fs_err::read_dir(t.path()).unwrap().next().is_none(),
+        "nothing written"
+    );
+}

@@ -1,6 +1,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
+use storage_location::redact_url;
 
 use crate::env::{EnvVars, non_empty, process_env};
 
@@ -95,6 +96,20 @@ pub enum ApiError {
         /// The cause (with line and column).
         #[source]
         source: serde_json::Error,
+    },
+    /// A URL setting is not an `http://` or `https://` URL with a host; no request is made.
+    #[error("{var} is not an http(s) URL with a host: {value:?}")]
+    InvalidUrl {
+        /// The variable (or flag) the URL came from.
+        var: &'static str,
+        /// The value, credentials shown as `***`.
+        value: String,
+    },
+    /// A workflow run id is not a number; no request is made.
+    #[error("Invalid workflow run id {value:?}: a GitHub run id is a number (digits only)")]
+    InvalidRunId {
+        /// The value given.
+        value: String,
     },
     /// A workflow run could not be fetched.
     #[error(
@@ -292,15 +307,42 @@ enum Attempt {
     Fail(ApiError),
 }
 
-/// `url` with any user name and password replaced by `***`, for messages.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-        None => url.to_owned(),
+impl ApiError {
+    /// Whether the request was refused before it was sent because of what the caller gave
+    /// (a malformed URL setting or run id): a usage error, not a failure of the API.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Self::InvalidUrl { .. } | Self::InvalidRunId { .. })
+    }
+}
+
+/// Checks that `run_id` is a GitHub workflow run id (ASCII digits), before it becomes part of
+/// a request path.
+///
+/// # Errors
+/// [`ApiError::InvalidRunId`] naming the value.
+pub fn check_run_id(run_id: &str) -> Result<(), ApiError> {
+    if !run_id.is_empty() && run_id.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidRunId {
+            value: run_id.to_owned(),
+        })
+    }
+}
+
+/// Checks that `value` of `var` is an `http://` or `https://` URL with a host.
+fn check_http_url(var: &'static str, value: &str) -> Result<(), ApiError> {
+    let ok = ureq::http::Uri::try_from(value).is_ok_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.host().is_some_and(|h| !h.is_empty())
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidUrl {
+            var,
+            value: redact_url(value),
+        })
     }
 }
 
@@ -320,15 +362,26 @@ impl GithubClient {
 
     /// A client configured from [`EnvVars::GITHUB_API_URL`], [`EnvVars::GITHUB_SERVER_URL`]
     /// and the token in [`EnvVars::GITHUB_TOKEN`] or [`EnvVars::GH_TOKEN`].
-    pub fn from_env() -> Self {
+    ///
+    /// # Errors
+    /// [`ApiError::InvalidUrl`] when either URL variable is set to something that is not an
+    /// http(s) URL with a host.
+    pub fn from_env() -> Result<Self, ApiError> {
         Self::from_lookup(&process_env)
     }
 
     /// As [`GithubClient::from_env`], reading variables through `lookup`.
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Self {
+    ///
+    /// # Errors
+    /// As [`GithubClient::from_env`].
+    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, ApiError> {
         let api_url = non_empty(lookup, EnvVars::GITHUB_API_URL);
+        if let Some(url) = &api_url {
+            check_http_url(EnvVars::GITHUB_API_URL, url)?;
+        }
         let mut client = Self::new(api_url.as_deref().unwrap_or(DEFAULT_API_URL));
         if let Some(server) = non_empty(lookup, EnvVars::GITHUB_SERVER_URL) {
+            check_http_url(EnvVars::GITHUB_SERVER_URL, &server)?;
             client = client.with_server_url(&server);
         }
         client.token = non_empty(lookup, EnvVars::GITHUB_TOKEN)
@@ -346,7 +399,7 @@ impl GithubClient {
             policy.give_up_after = limit;
             policy.attempt_timeout = limit;
         }
-        client.with_retry_policy(policy)
+        Ok(client.with_retry_policy(policy))
     }
 
     /// Uses `token` as a bearer token.
@@ -385,7 +438,12 @@ impl GithubClient {
 
     /// `GET /repos/{repository}/actions/runs/{run_id}`. Errors name the run's web page and
     /// suggest `--run-github-repo`.
+    ///
+    /// # Errors
+    /// [`ApiError::InvalidRunId`] (before any request) when `run_id` is not a number;
+    /// [`ApiError::WorkflowRun`] when the request fails.
     pub fn workflow_run(&self, repository: &str, run_id: &str) -> Result<WorkflowRun, ApiError> {
+        check_run_id(run_id)?;
         let url = format!("{}/repos/{repository}/actions/runs/{run_id}", self.api_url);
         self.get_json(&url).map_err(|e| ApiError::WorkflowRun {
             repository: repository.to_owned(),

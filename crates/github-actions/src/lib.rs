@@ -27,7 +27,7 @@ mod outputs;
 
 pub use api::{
     ApiError, DEFAULT_API_URL, DEFAULT_SERVER_URL, GithubClient, HeadRepository, RetryPolicy,
-    WorkflowRun, redact_url,
+    WorkflowRun, check_run_id,
 };
 pub use env::{EnvVars, process_env};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};
@@ -35,3 +35,4 @@ pub use outputs::{
     InvalidBool, SummaryOutcome, WriteError, append_step_summary, append_step_summary_with,
     format_outputs, set_outputs, set_outputs_with, str2bool,
 };
+pub use storage_location::redact_url;

@@ -161,6 +161,44 @@ fn with_env_limits(
     options
 }
 
+/// The endpoint override: `explicit` (a flag or option), else
+/// [`EnvVars::AWS_ENDPOINT_URL_S3`], else [`EnvVars::AWS_ENDPOINT_URL`] read through `lookup`
+/// (empty values count as unset). Tools call it before any request so that a malformed value
+/// is a usage error at once.
+///
+/// # Errors
+/// [`crate::Error::InvalidEndpoint`] when the value in effect is not an `http://` or
+/// `https://` URL with a host.
+pub fn endpoint_override(
+    explicit: Option<&str>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, crate::Error> {
+    let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
+    let found = match explicit {
+        Some(url) => Some(("the endpoint URL", url.to_owned())),
+        None => non_empty(EnvVars::AWS_ENDPOINT_URL_S3)
+            .map(|url| (EnvVars::AWS_ENDPOINT_URL_S3, url))
+            .or_else(|| {
+                non_empty(EnvVars::AWS_ENDPOINT_URL).map(|url| (EnvVars::AWS_ENDPOINT_URL, url))
+            }),
+    };
+    let Some((var, url)) = found else {
+        return Ok(None);
+    };
+    let ok = http::Uri::try_from(url.as_str()).is_ok_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.host().is_some_and(|h| !h.is_empty())
+    });
+    if ok {
+        Ok(Some(url))
+    } else {
+        Err(crate::Error::InvalidEndpoint {
+            var,
+            value: storage_location::redact_url(&url),
+        })
+    }
+}
+
 /// A configured S3 client.
 #[derive(Debug, Clone)]
 pub struct S3Client {
@@ -193,11 +231,7 @@ impl S3Client {
         let non_empty = |var| lookup(var).filter(|v: &String| !v.is_empty());
         let options = &with_env_limits(options, &non_empty);
         let tls = tls_context(ca_bundle(lookup).await)?;
-        let endpoint_url = options
-            .endpoint_url
-            .clone()
-            .or_else(|| non_empty(EnvVars::AWS_ENDPOINT_URL_S3))
-            .or_else(|| non_empty(EnvVars::AWS_ENDPOINT_URL));
+        let endpoint_url = endpoint_override(options.endpoint_url.as_deref(), lookup)?;
 
         let loader = || {
             let http_client = aws_smithy_http_client::Builder::new()
@@ -272,10 +306,13 @@ impl S3Client {
                 builder.response_checksum_validation(ResponseChecksumValidation::WhenRequired);
         }
         let config = builder.retry_classifier(UntrustedCertificate).build();
-        let endpoint = endpoint_url.clone().unwrap_or_else(|| {
-            let region = config.region().map_or(DEFAULT_REGION, |r| r.as_ref());
-            format!("https://s3.{region}.amazonaws.com")
-        });
+        let endpoint = endpoint_url.as_deref().map_or_else(
+            || {
+                let region = config.region().map_or(DEFAULT_REGION, |r| r.as_ref());
+                format!("https://s3.{region}.amazonaws.com")
+            },
+            storage_location::redact_url,
+        );
         Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
             signed,
@@ -292,7 +329,8 @@ impl S3Client {
         })
     }
 
-    /// The endpoint requests go to (the override, else the region's AWS endpoint).
+    /// The endpoint requests go to (the override, else the region's AWS endpoint), with any
+    /// credentials in it shown as `***`.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }

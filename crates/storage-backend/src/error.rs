@@ -90,6 +90,15 @@ pub enum Error {
     /// The destination exists and overwriting is [`crate::Overwrite::Never`].
     #[error("`{0}` already exists and overwriting is disabled")]
     AlreadyExists(String),
+    /// The S3 endpoint setting is not an `http://` or `https://` URL with a host (a usage
+    /// error: no request is made).
+    #[error("{var} is not an http(s) URL with a host: {value:?}")]
+    InvalidEndpoint {
+        /// Where the endpoint came from: the variable or `--endpoint-url`.
+        var: &'static str,
+        /// The value, credentials shown as `***`.
+        value: String,
+    },
     /// The file of trusted certificate authorities cannot be used.
     #[error("AWS_CA_BUNDLE `{}`: {reason}", path.display())]
     CaBundle {

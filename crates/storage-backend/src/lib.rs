@@ -40,7 +40,7 @@ pub mod patterns;
 mod s3;
 
 pub use aws_sdk_s3::config::Credentials;
-pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client};
+pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client, endpoint_override};
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;

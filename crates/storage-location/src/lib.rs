@@ -241,3 +241,36 @@ mod tests {
         assert_eq!(root.to_string(), "s3://b/1-linux");
     }
 }
+
+/// `url` with any user name and password replaced by `***`, for messages and logs:
+/// `https://user:token@host/path` becomes `https://***@host/path`, and a value without a
+/// scheme (`user:token@host`) `***@host`.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (&url[..scheme.len() + 3], rest),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact_url;
+
+    #[test]
+    fn credentials_are_hidden_and_nothing_else_changes() {
+        for (url, shown) in [
+            ("http://user:pw@127.0.0.1:9000", "http://***@127.0.0.1:9000"),
+            ("https://token@host/a@b", "https://***@host/a@b"),
+            ("user:pw@host/x", "***@host/x"),
+            ("https://host/a@b", "https://host/a@b"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+}

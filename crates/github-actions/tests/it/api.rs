@@ -35,6 +35,7 @@ fn client(server: &HttpServer) -> GithubClient {
         ("GITHUB_API_URL", &server.url()),
         ("GITHUB_TOKEN", "t0k"),
     ]))
+    .unwrap()
     .with_retry_policy(fast())
 }
 
@@ -248,9 +249,36 @@ fn runs_for_commit_are_sorted_newest_first() {
     );
 }
 
+/// A URL variable that does not parse, or a run id that is not a number, is refused before any
+/// request is made.
+#[test]
+fn malformed_urls_and_run_ids_are_refused_before_any_request() {
+    for (var, value) in [
+        ("GITHUB_API_URL", "not-a-url"),
+        ("GITHUB_API_URL", "ftp://example.com"),
+        ("GITHUB_SERVER_URL", "github.com"),
+    ] {
+        let err = GithubClient::from_lookup(&env(&[(var, value)])).unwrap_err();
+        assert!(err.is_usage(), "{err}");
+        assert!(err.to_string().contains(var), "{err}");
+    }
+    let err = GithubClient::from_lookup(&env(&[("GITHUB_API_URL", "user:pw@host")])).unwrap_err();
+    assert!(!err.to_string().contains("pw"), "{err}");
+
+    let server = scripted(vec![Reply::json(200, RUN)]);
+    let c = client(&server);
+    for bad in ["1/../2", "", "12a", " 12", "-1"] {
+        let err = c.workflow_run("ROCm/TheRock", bad).unwrap_err();
+        assert!(err.is_usage(), "{bad:?}: {err}");
+    }
+    assert!(server.requests().is_empty(), "no request was sent");
+    c.workflow_run("ROCm/TheRock", "12345").unwrap();
+    assert_eq!(server.requests().len(), 1);
+}
+
 #[test]
 fn env_configuration() {
-    let c = GithubClient::from_lookup(&env(&[]));
+    let c = GithubClient::from_lookup(&env(&[])).unwrap();
     assert_eq!(c.api_url(), "https://api.github.com");
     assert_eq!(
         c.run_url("a/b", "1"),
@@ -259,7 +287,8 @@ fn env_configuration() {
     let c = GithubClient::from_lookup(&env(&[
         ("GITHUB_API_URL", "https://ghe.example.com/api/v3/"),
         ("GITHUB_SERVER_URL", "https://ghe.example.com"),
-    ]));
+    ]))
+    .unwrap();
     assert_eq!(c.api_url(), "https://ghe.example.com/api/v3");
     assert_eq!(
         c.run_url("a/b", "1"),
@@ -273,14 +302,15 @@ fn gh_token_is_used_when_github_token_is_unset() {
     let c = GithubClient::from_lookup(&env(&[
         ("GITHUB_API_URL", &server.url()),
         ("GH_TOKEN", "gh"),
-    ]));
+    ]))
+    .unwrap();
     c.workflow_run("ROCm/TheRock", "12345").unwrap();
     assert_eq!(
         server.requests()[0].header("authorization"),
         Some("Bearer gh")
     );
     let server = scripted(vec![Reply::json(200, RUN)]);
-    let c = GithubClient::from_lookup(&env(&[("GITHUB_API_URL", &server.url())]));
+    let c = GithubClient::from_lookup(&env(&[("GITHUB_API_URL", &server.url())])).unwrap();
     c.workflow_run("ROCm/TheRock", "12345").unwrap();
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
@@ -294,6 +324,7 @@ fn a_silent_endpoint_fails_within_the_limits() {
         ("GITHUB_API_URL", &format!("http://user:s3cret@{addr}")),
         ("GITHUB_TOKEN", "t0k"),
     ]))
+    .unwrap()
     .with_retry_policy(RetryPolicy {
         read_timeout: Duration::from_millis(300),
         attempt_timeout: Duration::from_secs(1),
