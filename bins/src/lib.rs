@@ -14,6 +14,7 @@ pub mod progress;
 pub mod upload_package_repo;
 pub mod upload_python_packages;
 pub mod upload_tarballs;
+pub mod upload_test_report;
 pub mod uploads;
 
 use std::io::Write;

@@ -33,6 +33,8 @@ mod upload_package_repo;
 mod upload_python_packages;
 #[path = "upload_tarballs.rs"]
 mod upload_tarballs;
+#[path = "upload_test_report_script.rs"]
+mod upload_test_report_script;
 #[path = "write_artifacts_bucket_info.rs"]
 mod write_artifacts_bucket_info;
 
@@ -55,6 +57,7 @@ const TOOLS: &[(&str, Main)] = &[
     ("upload_package_repo", upload_package_repo::main),
     ("upload_python_packages", upload_python_packages::main),
     ("upload_tarballs", upload_tarballs::main),
+    ("upload_test_report_script", upload_test_report_script::main),
     (
         "write_artifacts_bucket_info",
         write_artifacts_bucket_info::main,

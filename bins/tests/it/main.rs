@@ -17,3 +17,4 @@ mod tls;
 mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;
+mod upload_test_report;

@@ -20,6 +20,7 @@ const TOOLS: &[&str] = &[
     "upload_package_repo",
     "upload_python_packages",
     "upload_tarballs",
+    "upload_test_report_script",
     "write_artifacts_bucket_info",
 ];
 

@@ -6,6 +6,8 @@
 //!   pathlib's `rglob`, TheRock's `RecursiveGlobPattern`), one matcher behind them.
 //! - [`walk()`], [`list`] and [`Walk`] walk a tree sorted, parents first, symlinks not followed
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
+//! - [`index_page()`] renders an HTML index of files below a directory (names escaped, times
+//!   in UTC), and [`is_index_page`] recognizes such a page later.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
 //!
@@ -20,10 +22,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod glob;
+mod index_page;
 mod temp;
 mod walk;
 
 pub use glob::{PathGlob, cmp_components, fnmatch};
+pub use index_page::{
+    GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,
+};
 pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};
 

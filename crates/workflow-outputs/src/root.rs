@@ -132,6 +132,16 @@ impl WorkflowOutputRoot {
         StorageLocation::new(self.bucket.clone(), self.prefix())
     }
 
+    /// `{prefix}/{relative}`, the `/`s at either end of `relative` dropped (`{prefix}` when
+    /// nothing is left): a place below the run's root that a caller names, such as the test
+    /// report uploader's legacy `--log-destination`.
+    pub fn location(&self, relative: &str) -> StorageLocation {
+        match relative.trim_matches('/') {
+            "" => self.root(),
+            relative => self.at(format_args!("/{relative}")),
+        }
+    }
+
     /// `{prefix}/{filename}`: an artifact archive or its `.sha256sum` sidecar.
     pub fn artifact(&self, filename: &str) -> StorageLocation {
         self.at(format_args!("/{filename}"))

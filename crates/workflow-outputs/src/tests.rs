@@ -672,3 +672,105 @@ fn env_errors() {
     assert_eq!(ctx.repository.as_str(), "ROCm/TheRock");
     assert_eq!(ctx.release_type, ReleaseType::Ci);
 }
+
+// Release-publishing spec §5.6 U1–U6: where the test-report uploader puts a run's reports
+// (`logs/{subfolder}` or the legacy `--log-destination` below the run's root) and the index
+// URL of its summary line.
+#[test]
+fn test_report_keys() {
+    struct Case<'a> {
+        env: &'a [(&'a str, &'a str)],
+        fork: bool,
+        run_id: &'a str,
+        subfolder: &'a str,
+        destination: Option<&'a str>,
+        index: &'a str,
+        dir: &'a str,
+        url: &'a str,
+    }
+    let cases = [
+        Case {
+            env: &[],
+            fork: false,
+            run_id: "12345",
+            subfolder: "manifest-diff",
+            destination: None,
+            index: "index.html",
+            dir: "s3://therock-ci-artifacts/12345-linux/logs/manifest-diff",
+            url: "https://therock-ci-artifacts.s3.amazonaws.com/12345-linux/logs/manifest-diff/index.html",
+        },
+        Case {
+            env: &[("GITHUB_REPOSITORY", "ROCm/rocm-libraries")],
+            fork: false,
+            run_id: "999",
+            subfolder: "manifest-diff",
+            destination: None,
+            index: "index.html",
+            dir: "s3://therock-ci-artifacts-external/ROCm-rocm-libraries/999-linux/logs/manifest-diff",
+            url: "https://therock-ci-artifacts-external.s3.amazonaws.com/ROCm-rocm-libraries/999-linux/logs/manifest-diff/index.html",
+        },
+        Case {
+            env: &[("GITHUB_REPOSITORY", "ROCm/TheRock")],
+            fork: true,
+            run_id: "5",
+            subfolder: "manifest-diff",
+            destination: None,
+            index: "index.html",
+            dir: "s3://therock-ci-artifacts-external/ROCm-TheRock/5-linux/logs/manifest-diff",
+            url: "https://therock-ci-artifacts-external.s3.amazonaws.com/ROCm-TheRock/5-linux/logs/manifest-diff/index.html",
+        },
+        Case {
+            env: &[("RELEASE_TYPE", "nightly")],
+            fork: false,
+            run_id: "42",
+            subfolder: "gfx94X-dcgpu",
+            destination: None,
+            index: "Index.HTML",
+            dir: "s3://therock-nightly-artifacts/42-linux/logs/gfx94X-dcgpu",
+            url: "https://therock-nightly-artifacts.s3.amazonaws.com/42-linux/logs/gfx94X-dcgpu/Index.HTML",
+        },
+        // The legacy destination: the summary link follows it (the reference's kept
+        // `--subfolder` and pointed at a key it never wrote).
+        Case {
+            env: &[],
+            fork: false,
+            run_id: "12345",
+            subfolder: "gfx950-dcgpu",
+            destination: Some("/logs/gfx950-dcgpu/rccl/"),
+            index: "index_rccl_test_report.html",
+            dir: "s3://therock-ci-artifacts/12345-linux/logs/gfx950-dcgpu/rccl",
+            url: "https://therock-ci-artifacts.s3.amazonaws.com/12345-linux/logs/gfx950-dcgpu/rccl/index_rccl_test_report.html",
+        },
+        Case {
+            env: &[],
+            fork: false,
+            run_id: "7",
+            subfolder: "s",
+            destination: Some("logs/s"),
+            index: "index.html",
+            dir: "s3://therock-ci-artifacts/7-linux/logs/s",
+            url: "https://therock-ci-artifacts.s3.amazonaws.com/7-linux/logs/s/index.html",
+        },
+    ];
+    for case in cases {
+        let selection = RunContext::from_lookup(env(case.env))
+            .unwrap()
+            .select_bucket(ForkEvidence::Event {
+                is_pr_from_fork: case.fork,
+            });
+        let root =
+            WorkflowOutputRoot::for_workflow_run(case.run_id, Platform::Linux, &selection).unwrap();
+        let dir = match case.destination {
+            Some(d) => root.location(d),
+            None => root.log_dir(case.subfolder),
+        };
+        assert_eq!(dir.s3_uri(), case.dir, "{}", case.run_id);
+        assert_eq!(dir.join(case.index).https_url(), case.url);
+        assert_eq!(
+            dir.join("sub/n.html").s3_uri(),
+            format!("{}/sub/n.html", case.dir)
+        );
+    }
+    assert_eq!(r99().location("").relative_path(), "99999-linux");
+    assert_eq!(r99().location("//a/b//").relative_path(), "99999-linux/a/b");
+}

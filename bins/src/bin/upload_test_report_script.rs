@@ -1,0 +1,78 @@
+//! Drop-in `upload_test_report_script.py`: write an index page of a directory of HTML reports,
+//! upload the reports and the page to the run's `logs/{subfolder}/`, and link the page from
+//! the job summary.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use rock_ci::block_on;
+use rock_ci::upload_test_report::{
+    Plan, check_index_file_name, check_key_path, log_destination, run,
+};
+use workflow_outputs::Platform;
+
+fn subfolder(s: &str) -> Result<String, String> {
+    check_key_path(s, "--subfolder").map(|()| s.to_owned())
+}
+
+fn index_file_name(s: &str) -> Result<String, String> {
+    check_index_file_name(s).map(|()| s.to_owned())
+}
+
+/// `None` (blank) is kept apart from a missing flag by the outer `Option`.
+fn destination(s: &str) -> Result<Destination, String> {
+    log_destination(s).map(Destination)
+}
+
+#[derive(Debug, Clone)]
+struct Destination(Option<String>);
+
+/// Upload HTML test reports to the CI run's logs in S3, with an index page.
+#[derive(Debug, Parser)]
+#[command(version, args_override_self = true)]
+struct Args {
+    /// Workflow run id.
+    #[arg(long)]
+    run_id: String,
+    /// Folder below the run's `logs/`, e.g. `manifest-diff` or `gfx950-dcgpu`.
+    #[arg(long, value_parser = subfolder)]
+    subfolder: String,
+    /// Directory of HTML reports (a missing one: nothing to upload, exit 0).
+    #[arg(long)]
+    report_path: PathBuf,
+    /// Legacy: upload to this folder below the run's root instead of `logs/{subfolder}`
+    /// (blank: not given).
+    #[arg(long, value_parser = destination)]
+    log_destination: Option<Destination>,
+    /// File name of the generated index page, e.g. `index.html`.
+    #[arg(long, value_parser = index_file_name)]
+    index_file_name: String,
+    #[command(flatten)]
+    upload: rock_ci::uploads::UploadArgs,
+    #[command(flatten)]
+    limits: rock_ci::NetworkLimits,
+    #[command(flatten)]
+    log: rock_ci::Verbosity,
+}
+
+pub(crate) fn main() -> ExitCode {
+    let args: Args = rock_ci::parse_args();
+    args.log.init_logging();
+    let lookup = args.limits.over(github_actions::process_env);
+    let plan = Plan {
+        run_id: args.run_id,
+        subfolder: args.subfolder,
+        report_path: args.report_path,
+        log_destination: args.log_destination.and_then(|d| d.0),
+        index_file_name: args.index_file_name,
+        platform: Platform::host(),
+        options: args.upload.options(),
+        output_dir: args.upload.output_dir,
+        preflight: args.upload.preflight,
+        quiet: args.log.quiet,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr();
+    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+}
