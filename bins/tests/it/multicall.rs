@@ -24,12 +24,19 @@ const TOOLS: &[&str] = &[
     "write_artifacts_bucket_info",
 ];
 
+/// Runs `program`. A program copied by this test process may be briefly "busy" (`ETXTBSY`)
+/// while a child forked by another test still holds the copy's write handle: tried again.
 fn run(program: &Path, args: &[&str]) -> Output {
-    Command::new(program)
-        .args(args)
-        .env_clear()
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        match Command::new(program).args(args).env_clear().output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result.unwrap(),
+        }
+    }
 }
 
 /// Exit code, stdout and stderr, with the program's own path replaced by its name.
