@@ -62,7 +62,8 @@ pub enum Layout {
     /// Multi-arch with a directory per GPU family: a page in each, linking the family's
     /// packages and the generic ones above it.
     PerFamily(Vec<String>),
-    /// Multi-arch, flat (kpack-split): no page; the bucket's own indexer lists the prefix.
+    /// Multi-arch, flat (kpack-split): no top-level page, the bucket's own indexer lists the
+    /// prefix; family pages stored by earlier uploads are rewritten to list the new packages.
     Flat,
 }
 
@@ -191,6 +192,7 @@ pub fn pages(title: &str, links: &[Link]) -> Vec<(String, String)> {
     out
 }
 
+/// The link to the local file `path`, with its SHA-256.
 async fn link(path: &Path) -> anyhow::Result<Link> {
     let name = path
         .file_name()
@@ -609,10 +611,7 @@ async fn upload(
     plan: &Plan,
     out: &mut dyn Write,
 ) -> anyhow::Result<storage_backend::TransferReport> {
-    let top: Vec<PathBuf> = packages_in(dist)?
-        .into_iter()
-        .chain(Some(dist.join(INDEX_HTML)).filter(|p| p.is_file()))
-        .collect();
+    let top = packages_in(dist)?;
     writeln!(
         out,
         "[INFO] Found {} top-level package files in {}:",
