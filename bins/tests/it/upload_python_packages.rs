@@ -1,11 +1,18 @@
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use rock_ci_test_support::{HttpServer, S3Server, assert_fails_with, files_under};
+use rock_ci_test_support::{
+    Fault, FaultPlan, FaultProxy, HttpServer, Rule, S3Server, assert_fails_with, files_under,
+};
 
-use crate::common::{assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, write};
+use crate::common::{
+    assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, through_proxy, write,
+};
 
 const GROUP: &str = "gfx94X-dcgpu";
+const BUCKET: &str = "therock-ci-artifacts";
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     run_tool(
@@ -20,30 +27,43 @@ fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
 /// Python's own `zipfile` as a wheel builder would.
 fn write_wheel(dir: &Path, project: &str, version: &str) -> PathBuf {
     let path = dir.join(format!("{project}-{version}-py3-none-any.whl"));
-    fs_err::create_dir_all(dir).unwrap();
+    write_wheel_file(&path, project, Some((project, version)));
+    path
+}
+
+/// Writes `path` as a wheel of module `module` whose `{name}-{version}.dist-info/METADATA` says
+/// `metadata` (`None`: no `.dist-info` directory at all).
+fn write_wheel_file(path: &Path, module: &str, metadata: Option<(&str, &str)>) {
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    let (name, version) = metadata.unwrap_or_default();
     rock_ci_test_support::python(
         r#"
 import base64, hashlib, sys, zipfile
-path, project, version = sys.argv[1:4]
-info = f"{project}-{version}.dist-info"
-files = {
-    f"{project}/__init__.py": f"VERSION = {version!r}\n",
-    f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n",
-    f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
+path, module, project, version = sys.argv[1:5]
+files = {f"{module}/__init__.py": f"VERSION = {version!r}\n"}
+info = None
+if project:
+    info = f"{project.replace('-', '_').replace('.', '_')}-{version}.dist-info"
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
+    files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 record = []
-with zipfile.ZipFile(path, "w") as z:
+with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
     for name, text in files.items():
         data = text.encode()
         z.writestr(name, data)
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{name},sha256={digest},{len(data)}")
-    record.append(f"{info}/RECORD,,")
-    z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    if info:
+        record.append(f"{info}/RECORD,,")
+        z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
 "#,
-        &[path.as_os_str(), project.as_ref(), version.as_ref()],
+        &[
+            path.as_os_str(),
+            module.as_ref(),
+            name.as_ref(),
+            version.as_ref(),
+        ],
     );
-    path
 }
 
 /// `pip install --target` of `requirement` with `index_args`; the version the installed
@@ -82,8 +102,14 @@ fn pip_install(index_args: &[&str], requirement: &str, dir: &Path) -> String {
     .to_owned()
 }
 
-/// The content types of the first upload of the single-arch test, its outputs and summary.
-fn check_stored_types_and_outputs(server: &S3Server, prefix: &str, outputs: &Path, summary: &Path) {
+/// The content types of the first upload of the single-arch test, its outputs and summary, and
+/// the lines the reference prints about them (`stdout`), which workflows may read.
+fn check_stored_types_and_outputs(
+    server: &S3Server,
+    prefix: &str,
+    (outputs, summary): (&Path, &Path),
+    stdout: &str,
+) {
     let bucket = "therock-ci-artifacts";
     for (rel, content_type) in [
         ("demo_pkg-1.0-py3-none-any.whl", "application/zip"),
@@ -104,12 +130,22 @@ fn check_stored_types_and_outputs(server: &S3Server, prefix: &str, outputs: &Pat
         fs_err::read_to_string(outputs).unwrap(),
         format!("package_find_links_url={url}\nkpack_split=false\n")
     );
+    let summary_text = format!(
+        "[ROCm Python packages]({url})\n```bash\npip install rocm[libraries,devel] --pre \\\n    --find-links={url}\n```\n"
+    );
     assert_eq!(
         fs_err::read_to_string(summary).unwrap(),
-        format!(
-            "[ROCm Python packages]({url})\n```bash\npip install rocm[libraries,devel] --pre \\\n    --find-links={url}\n```\n\n\n"
-        )
+        format!("{summary_text}\n\n")
     );
+    let expected = format!(
+        "[INFO] Single-arch index URL: {url}\n\
+         Set github actions output\n-------------------------\n\
+         Setting github output:\n{{\n  \"package_find_links_url\": \"{url}\",\n  \"kpack_split\": \"false\"\n}}\n\
+         OUTPUT package_find_links_url={url}\nOUTPUT kpack_split=false\n\
+         Write github actions build summary\n----------------------------------\n\
+         Writing job summary:\n{summary_text}\n\n[INFO] Done!\n"
+    );
+    assert!(stdout.ends_with(&expected), "{stdout}");
 }
 
 /// The index links the wheel with its digest.
@@ -169,7 +205,7 @@ fn single_arch_upload_is_a_pip_index_and_merges() {
             "simple/index.html",
         ]
     );
-    check_stored_types_and_outputs(&server, &prefix, &outputs, &summary);
+    check_stored_types_and_outputs(&server, &prefix, (&outputs, &summary), &text(&out.stdout));
     check_index_digest(&stored, &dist);
 
     let http = HttpServer::serve_dir(server.root().join(bucket));
@@ -409,8 +445,12 @@ fn multiarch_layouts() {
     assert_ok(&out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("kpack-split flat mode"), "{stdout}");
+    let url = "https://therock-ci-artifacts.s3.amazonaws.com/5-linux/python/index.html";
     assert!(
-        stdout.contains("package_find_links_url=https://therock-ci-artifacts.s3.amazonaws.com/5-linux/python/index.html\nkpack_split=true"),
+        stdout.contains(&format!(
+            "[INFO] kpack-split flat URL: {url}\nSet github actions output\n-------------------------\n\
+             [DRY RUN] Would set github output:\n{{\n  \"package_find_links_url\": \"{url}\",\n  \"kpack_split\": \"true\"\n}}\n"
+        )),
         "{stdout}"
     );
     assert!(stdout.contains("[DRY RUN] "), "{stdout}");
@@ -419,6 +459,7 @@ fn multiarch_layouts() {
 }
 
 #[test]
+#[expect(clippy::too_many_lines, reason = "one table of usage and input errors")]
 fn usage_and_input_errors() {
     let t = tempfile::tempdir().unwrap();
     fs_err::create_dir_all(t.path().join("empty/dist")).unwrap();
@@ -456,6 +497,34 @@ fn usage_and_input_errors() {
             ],
             2,
             "artifact group `a/b` contains `/`",
+        ),
+        (
+            &[
+                "--input-packages-dir",
+                "empty",
+                "--run-id",
+                "1",
+                "--artifact-group",
+                "g",
+                "--upload-concurrency",
+                "0",
+            ],
+            2,
+            "invalid value '0' for '--upload-concurrency",
+        ),
+        (
+            &[
+                "--input-packages-dir",
+                "empty",
+                "--run-id",
+                "1",
+                "--artifact-group",
+                "g",
+                "--max-attempts",
+                "0",
+            ],
+            2,
+            "invalid value '0' for '--max-attempts",
         ),
         (
             &[
@@ -558,4 +627,350 @@ fn bucket_override_and_no_index_without_packages() {
         "{err}"
     );
     assert!(!server.root().join("mine/4-linux").exists());
+}
+
+/// Asserts that every page at `stored` (a single-arch prefix on disk) lists each of the
+/// wheels `projects` (version 1.0) with its digest.
+fn assert_pages_list(stored: &Path, projects: &[&str], context: &str) {
+    let read = |rel: &str| {
+        fs_err::read_to_string(stored.join(rel)).unwrap_or_else(|e| panic!("{context}: {e}"))
+    };
+    let index = read("index.html");
+    let simple = read("simple/index.html");
+    for project in projects {
+        let wheel = format!("{project}-1.0-py3-none-any.whl#sha256=");
+        assert!(index.contains(&wheel), "{context}: index.html\n{index}");
+        assert!(
+            simple.contains(&format!("<a href=\"{project}/\">{project}</a>")),
+            "{context}: simple/index.html\n{simple}"
+        );
+        let page = read(&format!("simple/{project}/index.html"));
+        assert!(
+            page.contains(&format!("../../{wheel}")),
+            "{context}: simple/{project}/index.html\n{page}"
+        );
+    }
+}
+
+/// Two jobs upload into one prefix at the same time, several times over: after both succeed,
+/// every page lists both jobs' packages.
+#[test]
+fn concurrent_publishers_keep_both_packages() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    write_wheel(&t.path().join("a"), "alpha", "1.0");
+    write_wheel(&t.path().join("b"), "beta", "1.0");
+    let aws = aws_env(&server);
+    for trial in 1..=5 {
+        let run_id = format!("70{trial}");
+        let children: Vec<_> = ["a", "b"]
+            .iter()
+            .map(|dir| {
+                Command::new(crate::common::tool("upload_python_packages"))
+                    .args([
+                        "--input-packages-dir",
+                        dir,
+                        "--artifact-group",
+                        GROUP,
+                        "--run-id",
+                        &run_id,
+                    ])
+                    .env_clear()
+                    .envs(aws.iter().map(|(k, v)| (*k, v.as_str())))
+                    .current_dir(t.path())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            assert_ok(&child.wait_with_output().unwrap());
+        }
+        let stored = server
+            .root()
+            .join(BUCKET)
+            .join(format!("{run_id}-linux/python/{GROUP}"));
+        assert_pages_list(&stored, &["alpha", "beta"], &format!("trial {trial}"));
+    }
+}
+
+/// Another job publishes its pages between this job's reading of the prefix and its writing of
+/// `index.html`: the write is refused, the pages are made again on top of the other job's, and
+/// neither job's package is lost.
+#[test]
+fn a_publisher_that_lost_the_race_merges_again() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    write_wheel(&t.path().join("a"), "alpha", "1.0");
+    write_wheel(&t.path().join("b"), "beta", "1.0");
+    let args = |dir: &'static str| {
+        [
+            "--input-packages-dir",
+            dir,
+            "--artifact-group",
+            GROUP,
+            "--run-id",
+            "71",
+        ]
+    };
+    let direct = aws_env(&server);
+    let other_ran = Arc::new(AtomicBool::new(false));
+    let (flag, cwd) = (other_ran.clone(), t.path().to_path_buf());
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains(&format!("71-linux/python/{GROUP}/index.html"))
+                .when(move |_| {
+                    if !flag.swap(true, Ordering::SeqCst) {
+                        assert_ok(&run(&args("b"), &borrowed(&direct), &cwd));
+                    }
+                    false
+                }),
+        ),
+    );
+    let env = through_proxy(&server, &proxy, None);
+    let out = run(&args("a"), &borrowed(&env), t.path());
+    assert_ok(&out);
+    assert!(other_ran.load(Ordering::SeqCst));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Another publisher replaced"), "{stdout}");
+    let stored = server
+        .root()
+        .join(BUCKET)
+        .join(format!("71-linux/python/{GROUP}"));
+    assert_pages_list(&stored, &["alpha", "beta"], "after the race");
+}
+
+/// Multi-arch uploads into one prefix: a second upload's generic package is listed on the
+/// family pages the first upload wrote, and the second's family page lists the first's
+/// generic package; a flat upload adding a generic package updates every family page too.
+#[test]
+fn a_new_generic_package_is_listed_on_every_family_page() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    write_wheel(&t.path().join("one/dist"), "demo_pkg", "1.0");
+    write_wheel(
+        &t.path().join("one/dist/gfx94X-dcgpu"),
+        "demo_pkg_gfx94x",
+        "1.0",
+    );
+    write_wheel(&t.path().join("two/dist"), "extra_pkg", "1.0");
+    write_wheel(
+        &t.path().join("two/dist/gfx120X-all"),
+        "demo_pkg_gfx120x",
+        "1.0",
+    );
+    write_wheel(&t.path().join("three/dist"), "third_pkg", "1.0");
+    let outputs = t.path().join("outputs");
+    let aws = aws_env(&server);
+    let mut env = borrowed(&aws);
+    env.push(("GITHUB_OUTPUT", outputs.to_str().unwrap()));
+    let upload = |dir: &str| {
+        let out = run(
+            &["--input-packages-dir", dir, "--run-id", "72", "--multiarch"],
+            &env,
+            t.path(),
+        );
+        assert_ok(&out);
+        text(&out.stdout)
+    };
+    let stdout = upload("one");
+    let base = format!("https://{BUCKET}.s3.amazonaws.com/72-linux/python");
+    assert!(
+        stdout.contains(&format!(
+            "[INFO] Multi-arch legacy URL (tests append /{{family}}/index.html): {base}\n"
+        )),
+        "{stdout}"
+    );
+    upload("two");
+    let stored = server.root().join(BUCKET).join("72-linux/python");
+    let anchors = |family: &str| -> Vec<String> {
+        let page = fs_err::read_to_string(stored.join(family).join("index.html")).unwrap();
+        page.lines()
+            .filter_map(|l| l.split("href=\"").nth(1))
+            .map(|h| h.split('#').next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        anchors("gfx94X-dcgpu"),
+        [
+            "./demo_pkg_gfx94x-1.0-py3-none-any.whl",
+            "../demo_pkg-1.0-py3-none-any.whl",
+            "../extra_pkg-1.0-py3-none-any.whl",
+        ]
+    );
+    assert_eq!(
+        anchors("gfx120X-all"),
+        [
+            "./demo_pkg_gfx120x-1.0-py3-none-any.whl",
+            "../demo_pkg-1.0-py3-none-any.whl",
+            "../extra_pkg-1.0-py3-none-any.whl",
+        ]
+    );
+    assert!(
+        stored
+            .join("gfx94X-dcgpu/simple/extra-pkg/index.html")
+            .is_file()
+    );
+
+    upload("three");
+    for family in ["gfx94X-dcgpu", "gfx120X-all"] {
+        assert!(
+            anchors(family).contains(&"../third_pkg-1.0-py3-none-any.whl".to_owned()),
+            "{family}: {:?}",
+            anchors(family)
+        );
+    }
+    assert!(!stored.join("index.html").exists());
+}
+
+/// Every wheel is checked before anything is uploaded: its file name, that it is a zip, and
+/// that its metadata names the same project and version; a bad one fails the run naming it
+/// and nothing is uploaded. Names and versions are compared normalized, as pip compares them.
+#[test]
+fn invalid_wheels_are_refused_before_anything_is_uploaded() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let env = borrowed(&aws);
+    type Setup = fn(&Path) -> &'static str;
+    let cases: &[(Setup, &str)] = &[
+        (
+            |d| {
+                write(&d.join("garbage.whl"), "not a wheel");
+                "garbage.whl"
+            },
+            "file name",
+        ),
+        (
+            |d| {
+                write(&d.join("demo_pkg-1.0-py3-none-any.whl"), "not a zip");
+                "demo_pkg-1.0-py3-none-any.whl"
+            },
+            "not a zip archive",
+        ),
+        (
+            |d| {
+                write_wheel_file(
+                    &d.join("demo_pkg-1.0-py3-none-any.whl"),
+                    "demo_pkg",
+                    Some(("other_pkg", "1.0")),
+                );
+                "demo_pkg-1.0-py3-none-any.whl"
+            },
+            "Name `other_pkg`",
+        ),
+        (
+            |d| {
+                write_wheel_file(
+                    &d.join("demo_pkg-1.0-py3-none-any.whl"),
+                    "demo_pkg",
+                    Some(("demo_pkg", "2.0")),
+                );
+                "demo_pkg-1.0-py3-none-any.whl"
+            },
+            "Version `2.0`",
+        ),
+        (
+            |d| {
+                write_wheel_file(&d.join("demo_pkg-1.0-py3-none-any.whl"), "demo_pkg", None);
+                "demo_pkg-1.0-py3-none-any.whl"
+            },
+            ".dist-info",
+        ),
+        (
+            |d| {
+                write(&d.join("gfx94X-dcgpu/x-1.0-py3-none-any.whl"), "nested");
+                "gfx94X-dcgpu/x-1.0-py3-none-any.whl"
+            },
+            "not a zip archive",
+        ),
+    ];
+    for (n, (setup, message)) in cases.iter().enumerate() {
+        let dir = t.path().join(format!("case{n}"));
+        write_wheel(&dir, "good_pkg", "1.0");
+        let bad = setup(&dir);
+        let run_id = format!("8{n}");
+        let out = run(
+            &[
+                "--input-packages-dir",
+                &format!("case{n}"),
+                "--artifact-group",
+                GROUP,
+                "--run-id",
+                &run_id,
+            ],
+            &env,
+            t.path(),
+        );
+        let context = format!("{bad}: {message}");
+        assert_fails_with(&out, 1, message, &context);
+        assert!(
+            text(&out.stderr).contains(&format!("{bad}`")),
+            "{context}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            !server
+                .root()
+                .join(BUCKET)
+                .join(format!("{run_id}-linux"))
+                .exists(),
+            "{context}: something was uploaded"
+        );
+    }
+}
+
+/// A wheel whose metadata spells its name and version differently from its file name, but
+/// equal once normalized as pip normalizes them, is accepted, and pip installs it.
+#[test]
+fn wheels_equal_once_normalized_are_accepted() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let env = borrowed(&aws);
+    let dir = t.path().join("normalized");
+    write_wheel_file(
+        &dir.join("Demo_Pkg-1.0rc1-py3-none-any.whl"),
+        "demo_pkg",
+        Some(("demo.pkg", "1.0.0-RC.1")),
+    );
+    let out = run(
+        &[
+            "--input-packages-dir",
+            "normalized",
+            "--artifact-group",
+            GROUP,
+            "--run-id",
+            "89",
+        ],
+        &env,
+        t.path(),
+    );
+    assert_ok(&out);
+    let stored = server
+        .root()
+        .join(BUCKET)
+        .join(format!("89-linux/python/{GROUP}"));
+    let http = HttpServer::serve_dir(&stored);
+    assert_eq!(
+        pip_install(
+            &[
+                "--no-index",
+                "--find-links",
+                &format!("{}/index.html", http.url())
+            ],
+            "demo-pkg==1.0rc1",
+            t.path()
+        ),
+        "1.0.0-RC.1"
+    );
 }

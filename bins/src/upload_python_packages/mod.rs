@@ -2,8 +2,14 @@
 //! `--find-links` page (`index.html`) and a PEP 503 simple index (`simple/`), and exports the
 //! page's URL for later jobs (spec §14, delta §6).
 //!
-//! The packages go up first and the pages last, so a client never reads a page that links a
-//! file not there yet; every link carries the file's `#sha256=` digest, which pip verifies.
+//! Every wheel is checked before anything is uploaded ([`wheel`]). The packages go up first
+//! and the pages last, so a client never reads a page that links a file not there yet; every
+//! link carries the file's `#sha256=` digest, which pip verifies. The pages list what is
+//! stored in the destination, and are written so that jobs publishing into the same place at
+//! the same time keep each other's packages ([`publish`]).
+
+pub mod publish;
+pub mod wheel;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,6 +24,7 @@ use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 use crate::uploads::shown;
 use crate::{RunRequest, resolve_run_root};
+use publish::{PageDir, Publisher};
 
 /// The name of the pages pip reads.
 pub const INDEX_HTML: &str = "index.html";
@@ -55,7 +62,8 @@ pub enum Layout {
     /// Multi-arch with a directory per GPU family: a page in each, linking the family's
     /// packages and the generic ones above it.
     PerFamily(Vec<String>),
-    /// Multi-arch, flat (kpack-split): no page; the bucket's own indexer lists the prefix.
+    /// Multi-arch, flat (kpack-split): no top-level page, the bucket's own indexer lists the
+    /// prefix; family pages stored by earlier uploads are rewritten to list the new packages.
     Flat,
 }
 
@@ -112,7 +120,7 @@ pub fn project_name(file_name: &str) -> Option<String> {
     if raw.is_empty() {
         return None;
     }
-    Some(py_packaging::escaped_name(raw).replace('_', "-"))
+    Some(wheel::canonical_name(raw))
 }
 
 fn html_escape(text: &str) -> String {
@@ -184,6 +192,7 @@ pub fn pages(title: &str, links: &[Link]) -> Vec<(String, String)> {
     out
 }
 
+/// The link to the local file `path`, with its SHA-256.
 async fn link(path: &Path) -> anyhow::Result<Link> {
     let name = path
         .file_name()
@@ -195,110 +204,6 @@ async fn link(path: &Path) -> anyhow::Result<Link> {
         name,
         sha256: storage_backend::sha256_file(path).await?,
     })
-}
-
-/// The packages already uploaded directly in `dir` (earlier uploads to the same place), with
-/// the SHA-256 our uploads record (empty when the object has none).
-async fn uploaded_links(
-    backend: &StorageBackend,
-    dir: &StorageLocation,
-) -> anyhow::Result<Vec<Link>> {
-    let mut links = Vec::new();
-    match backend {
-        StorageBackend::S3(s3) => {
-            let prefix = format!("{}/", dir.relative_path());
-            let listed = s3
-                .list_prefix(dir.bucket(), &prefix, true)
-                .await
-                .with_context(|| {
-                    format!("Failed to list the packages already in `{}`", dir.s3_uri())
-                })?;
-            for object in listed {
-                let name = object.key[prefix.len()..].to_owned();
-                if !is_package(&name) {
-                    continue;
-                }
-                let head = s3.head_object(&dir.join(&name)).await?;
-                links.push(Link {
-                    href: name.clone(),
-                    name,
-                    sha256: head.and_then(|h| h.sha256).unwrap_or_default(),
-                });
-            }
-        }
-        StorageBackend::Local(local) => {
-            let path = dir.local_path(local.staging_dir())?;
-            if path.is_dir() {
-                for file in packages_in(&path)? {
-                    links.push(link(&file).await?);
-                }
-            }
-        }
-    }
-    Ok(links)
-}
-
-/// The packages of one directory of the index: those in `local` (a directory of dist) and
-/// those already uploaded to `remote` under other names, sorted by name.
-async fn merged_links(
-    local: &Path,
-    remote: &StorageLocation,
-    backend: &StorageBackend,
-) -> anyhow::Result<Vec<Link>> {
-    let mut links = Vec::new();
-    for path in packages_in(local)? {
-        links.push(link(&path).await?);
-    }
-    for earlier in uploaded_links(backend, remote).await? {
-        if !links.iter().any(|l| l.name == earlier.name) {
-            links.push(earlier);
-        }
-    }
-    links.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(links)
-}
-
-/// Every page of `layout` below `dist`, as (path relative to `dist`, contents). The pages list
-/// the packages of `dist` and those earlier uploads left at `location`.
-pub async fn all_pages(
-    dist: &Path,
-    layout: &Layout,
-    location: &StorageLocation,
-    backend: &StorageBackend,
-) -> anyhow::Result<Vec<(String, String)>> {
-    match layout {
-        Layout::Flat => Ok(Vec::new()),
-        Layout::Single => {
-            let title = dist.file_name().unwrap_or_default().to_string_lossy();
-            Ok(pages(&title, &merged_links(dist, location, backend).await?))
-        }
-        Layout::PerFamily(families) => {
-            let generic = merged_links(dist, location, backend).await?;
-            let mut out = Vec::new();
-            for family in families {
-                let mut links: Vec<Link> =
-                    merged_links(&dist.join(family), &location.join(family), backend)
-                        .await?
-                        .into_iter()
-                        .map(|l| Link {
-                            href: format!("./{}", l.href),
-                            ..l
-                        })
-                        .collect();
-                links.extend(generic.iter().map(|l| Link {
-                    href: format!("../{}", l.href),
-                    ..l.clone()
-                }));
-                let title = format!("ROCm Python Packages - {family}");
-                out.extend(
-                    pages(&title, &links)
-                        .into_iter()
-                        .map(|(rel, html)| (format!("{family}/{rel}"), html)),
-                );
-            }
-            Ok(out)
-        }
-    }
 }
 
 /// Writes `contents` at `path` through a temporary file renamed into place.
@@ -328,30 +233,63 @@ pub fn dist_dir(packages: &Path) -> PathBuf {
 /// Files and where they go.
 type Uploads = Vec<(PathBuf, StorageLocation)>;
 
-/// The files to upload below `dist`, split into packages (and whatever else is there) and the
-/// pages (`pages`, relative paths), each `(file, destination)`. Symlinks and anything below a
-/// dot-directory (or named with a leading dot) are left out.
-fn upload_lists(
+/// Whether `rel` (a path below dist) is one of the pages this tool writes in a page directory
+/// of `dirs`: its `index.html` or anything below its `simple/`. Such files (left by an earlier
+/// run, say) are not uploaded: the pages are made from what is stored.
+fn is_page_path(rel: &str, dirs: &[PageDir]) -> bool {
+    dirs.iter().any(|dir| {
+        let own = if dir.rel.is_empty() {
+            Some(rel)
+        } else {
+            rel.strip_prefix(&dir.rel).and_then(|r| r.strip_prefix('/'))
+        };
+        own.is_some_and(|r| r == INDEX_HTML || r.starts_with(&format!("{SIMPLE_DIR}/")))
+    })
+}
+
+/// The files to upload below `dist`, each `(file, destination)`: everything but the pages of
+/// `dirs`, symlinks, and anything below a dot-directory (or named with a leading dot).
+fn upload_list(
     dist: &Path,
     location: &StorageLocation,
-    pages: &[String],
-) -> anyhow::Result<(Uploads, Uploads)> {
+    dirs: &[PageDir],
+) -> anyhow::Result<Uploads> {
     let entries = storage_backend::patterns::walk(dist)
         .with_context(|| format!("Failed to list `{}`", dist.display()))?;
-    let (mut files, mut index) = (Vec::new(), Vec::new());
+    let mut files = Vec::new();
     for e in entries {
         if !e.is_file || e.is_symlink || e.components.iter().any(|c| c.starts_with('.')) {
             continue;
         }
         let rel = e.relative();
-        let pair = (e.path.clone(), location.join(&rel));
-        if pages.contains(&rel) {
-            index.push(pair);
-        } else {
-            files.push(pair);
+        if !is_page_path(&rel, dirs) {
+            files.push((e.path.clone(), location.join(&rel)));
         }
     }
-    Ok((files, index))
+    Ok(files)
+}
+
+/// Checks every wheel among `files` (see [`wheel::check`]); the error names each bad one by its
+/// path below `dist`.
+fn check_wheels(dist: &Path, files: &Uploads) -> anyhow::Result<()> {
+    let mut bad = Vec::new();
+    for (path, _) in files {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if !name.ends_with(".whl") {
+            continue;
+        }
+        if let Err(e) = wheel::check(path) {
+            let rel = path.strip_prefix(dist).unwrap_or(path);
+            bad.push(format!("`{}`: {:#}", rel.display(), anyhow::Error::new(e)));
+        }
+    }
+    if !bad.is_empty() {
+        bail!(
+            "Not a valid wheel, nothing was uploaded:\n  {}",
+            bad.join("\n  ")
+        );
+    }
+    Ok(())
 }
 
 /// The step summary (spec §14 variants A, B, C).
@@ -506,7 +444,9 @@ pub async fn run(
     if count == 0 {
         bail!("No package files found in `{}`", dist.display());
     }
-    let pages = all_pages(&dist, &layout, &location, &backend).await?;
+    let local_dirs = page_dirs(&dist, &layout, &[]);
+    let files = upload_list(&dist, &location, &local_dirs)?;
+    check_wheels(&dist, &files)?;
     if dry_run {
         writeln!(
             out,
@@ -514,60 +454,146 @@ pub async fn run(
             dist.display(),
             python_bool(plan.multiarch)
         )?;
-    } else {
-        for (rel, html) in &pages {
-            write_atomically(&dist.join(rel), html)?;
-            writeln!(out, "[INFO] Generated {rel}")?;
-        }
     }
 
     writeln!(out)?;
     banner(out, "Uploading packages")?;
-    let page_paths: Vec<String> = pages.into_iter().map(|(rel, _)| rel).collect();
-    upload(&backend, &dist, &location, &page_paths, plan, out).await?;
+    let mut publisher = Publisher::new(&backend, &location, &dist);
+    let uploaded = upload(&backend, &dist, &location, files, plan, out).await?;
+    // Families published earlier list the packages directly in the location too.
+    let stored_families = if plan.multiarch {
+        publisher.published_families().await?
+    } else {
+        Vec::new()
+    };
+    let mut written = 0;
+    for dir in page_dirs(&dist, &layout, &stored_families) {
+        written += publisher.publish(&dir, out).await?;
+    }
+    writeln!(
+        out,
+        "[INFO] Uploaded {} files ({} unchanged)",
+        uploaded.transferred + if dry_run { 0 } else { written },
+        uploaded.skipped
+    )?;
 
     if plan.output_dir.is_none() {
-        publish(&location, &layout, dry_run, lookup, out)?;
+        set_outputs(&location, &layout, dry_run, lookup, out)?;
     }
     writeln!(out)?;
     writeln!(out, "[INFO] Done!")?;
     Ok(())
 }
 
-/// Sets the step outputs and writes the job summary (a dry run prints them instead).
-fn publish(
+/// The directories that get pages: the top of dist (single-arch), or each GPU family of the
+/// layout and of `published` (families already stored, whose pages also list the packages
+/// directly in the location), sorted.
+fn page_dirs(dist: &Path, layout: &Layout, published: &[String]) -> Vec<PageDir> {
+    let mut families: Vec<String> = published.to_vec();
+    match layout {
+        Layout::Single => {
+            return vec![PageDir {
+                rel: String::new(),
+                title: dist
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
+                family: false,
+            }];
+        }
+        Layout::Flat => {}
+        Layout::PerFamily(local) => families.extend(local.iter().cloned()),
+    }
+    families.sort();
+    families.dedup();
+    families
+        .into_iter()
+        .map(|family| PageDir {
+            title: format!("ROCm Python Packages - {family}"),
+            rel: family,
+            family: true,
+        })
+        .collect()
+}
+
+/// The JSON object the reference prints before setting outputs (two-space indent, in order).
+fn outputs_json(outputs: &[(&str, &str)]) -> anyhow::Result<String> {
+    let mut lines = Vec::new();
+    for (key, value) in outputs {
+        lines.push(format!(
+            "  {}: {}",
+            serde_json::to_string(key)?,
+            serde_json::to_string(value)?
+        ));
+    }
+    Ok(format!("{{\n{}\n}}", lines.join(",\n")))
+}
+
+/// Sets the step outputs and writes the job summary, printing what the reference prints (a dry
+/// run prints them instead).
+fn set_outputs(
     location: &StorageLocation,
     layout: &Layout,
     dry_run: bool,
     lookup: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let index_url = match layout {
-        Layout::PerFamily(_) => location.https_url(),
-        Layout::Single | Layout::Flat => format!("{}/{INDEX_HTML}", location.https_url()),
+    let base = location.https_url();
+    let (index_url, kpack_split) = match layout {
+        Layout::PerFamily(_) => {
+            writeln!(
+                out,
+                "[INFO] Multi-arch legacy URL (tests append /{{family}}/index.html): {base}"
+            )?;
+            (base, "false")
+        }
+        Layout::Flat => {
+            let url = format!("{base}/{INDEX_HTML}");
+            writeln!(out, "[INFO] kpack-split flat URL: {url}")?;
+            (url, "true")
+        }
+        Layout::Single => {
+            let url = format!("{base}/{INDEX_HTML}");
+            writeln!(out, "[INFO] Single-arch index URL: {url}")?;
+            (url, "false")
+        }
     };
-    let kpack_split = if *layout == Layout::Flat {
-        "true"
-    } else {
-        "false"
-    };
-    writeln!(out, "[INFO] Package find-links URL: {index_url}")?;
     let outputs = [
         ("package_find_links_url", index_url.as_str()),
         ("kpack_split", kpack_split),
     ];
     let text = summary(location, layout, Platform::host());
+    banner(out, "Set github actions output")?;
+    let json = outputs_json(&outputs)?;
     if dry_run {
-        writeln!(out, "[DRY RUN] Would set github outputs:")?;
-        write!(out, "{}", github_actions::format_outputs(&outputs))?;
+        writeln!(out, "[DRY RUN] Would set github output:\n{json}")?;
+    } else {
+        writeln!(out, "Setting github output:\n{json}")?;
+        if github_actions::set_outputs_with(&outputs, lookup)? {
+            for (key, value) in outputs {
+                writeln!(out, "OUTPUT {key}={value}")?;
+            }
+        } else {
+            writeln!(
+                out,
+                "  Warning: GITHUB_OUTPUT env var not set, can't set github outputs"
+            )?;
+        }
+    }
+    banner(out, "Write github actions build summary")?;
+    if dry_run {
         writeln!(out, "[DRY RUN] Would write the job summary:\n{text}")?;
     } else {
-        banner(out, "Set github actions output")?;
-        write!(out, "{}", github_actions::format_outputs(&outputs))?;
-        github_actions::set_outputs_with(&outputs, lookup)?;
-        banner(out, "Write github actions build summary")?;
         writeln!(out, "Writing job summary:\n{text}")?;
-        github_actions::append_step_summary_with(&text, lookup)?;
+        if github_actions::append_step_summary_with(&text, lookup)?
+            == github_actions::SummaryOutcome::NotConfigured
+        {
+            writeln!(
+                out,
+                "  Warning: GITHUB_STEP_SUMMARY env var not set, can't write job summary"
+            )?;
+        }
     }
     Ok(())
 }
@@ -576,22 +602,16 @@ fn python_bool(b: bool) -> &'static str {
     if b { "True" } else { "False" }
 }
 
-/// Uploads the packages (everything below `dist` but the pages), then the pages.
+/// Uploads the packages (everything in `files`); the pages are written after.
 async fn upload(
     backend: &StorageBackend,
     dist: &Path,
     location: &StorageLocation,
-    pages: &[String],
+    files: Uploads,
     plan: &Plan,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let top: Vec<PathBuf> = packages_in(dist)?
-        .into_iter()
-        .chain(Some(dist.join(INDEX_HTML)).filter(|p| p.is_file()))
-        .collect();
-    if top.is_empty() {
-        bail!("No package files found in `{}`", dist.display());
-    }
+) -> anyhow::Result<storage_backend::TransferReport> {
+    let top = packages_in(dist)?;
     writeln!(
         out,
         "[INFO] Found {} top-level package files in {}:",
@@ -611,35 +631,23 @@ async fn upload(
     for name in &names {
         writeln!(out, "  - {name}")?;
     }
-    let (files, index) = upload_lists(dist, location, pages)?;
     writeln!(
         out,
         "[INFO] Uploading {} total files to {}:",
-        files.len() + index.len(),
+        files.len(),
         shown(plan.output_dir.as_deref(), location)
     )?;
-    for (_, to) in files.iter().chain(&index) {
+    for (_, to) in &files {
         let rel = to
             .relative_path()
             .strip_prefix(location.relative_path())
             .unwrap_or(to.relative_path());
         writeln!(out, "  {}", rel.trim_start_matches('/'))?;
     }
-    let packages = backend
+    backend
         .upload_files(files)
         .await
-        .context("Failed to upload the packages; no index was uploaded")?;
-    let pages = backend
-        .upload_files(index)
-        .await
-        .context("Failed to upload the index pages")?;
-    writeln!(
-        out,
-        "[INFO] Uploaded {} files ({} unchanged)",
-        packages.transferred + pages.transferred,
-        packages.skipped + pages.skipped
-    )?;
-    Ok(())
+        .context("Failed to upload the packages; no index was uploaded")
 }
 
 #[cfg(test)]
