@@ -10,15 +10,7 @@ use rock_ci::upload_python_packages::{Plan, run};
 
 /// Upload Python packages to S3 or a local directory.
 #[derive(Debug, Parser)]
-#[command(
-    version,
-    args_override_self = true,
-    // A count of zero would upload nothing or try nothing: a usage error.
-    mut_arg("upload_concurrency", |a| a.value_parser(
-        clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
-    )),
-    mut_arg("max_attempts", |a| a.value_parser(clap::value_parser!(u32).range(1..)))
-)]
+#[command(version, args_override_self = true)]
 struct Args {
     /// Directory of built packages (its `dist/` subdirectory when there is one).
     #[arg(long)]
