@@ -1101,3 +1101,58 @@ fn identical_rerun_writes_nothing() {
         assert_eq!(tree_snapshot(server.root()), before, "{kind}");
     }
 }
+
+/// Another publisher replaces a package of this run (same name, another build) after this run
+/// uploaded it and before its index lists it: this run stops before writing `Release`, and
+/// the repository lists the file that is there, with its checksums.
+#[test]
+fn deb_package_replaced_meanwhile_is_not_listed() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    build_deb_variant(&t.path().join("mine"), "amdrocm-foo", "1.0", "mine");
+    let theirs = sha256_hex(
+        &fs_err::read(build_deb_variant(
+            &t.path().join("theirs"),
+            "amdrocm-foo",
+            "1.0",
+            "theirs",
+        ))
+        .unwrap(),
+    );
+    let direct = aws_env(&server);
+    // The other publisher runs when this run writes its first index file.
+    let other_ran = Arc::new(AtomicBool::new(false));
+    let (flag, cwd) = (other_ran.clone(), t.path().to_path_buf());
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains("/by-hash/")
+                .when(move |_| {
+                    if !flag.swap(true, Ordering::SeqCst) {
+                        assert_ok(&publish("deb", "50", "theirs", &borrowed(&direct), &cwd));
+                    }
+                    false
+                }),
+        ),
+    );
+    let env = through_proxy(&server, &proxy, None);
+    assert_fails_with(
+        &publish("deb", "50", "mine", &borrowed(&env), t.path()),
+        1,
+        "is no longer the file this run uploaded",
+        "replaced meanwhile",
+    );
+    assert!(other_ran.load(Ordering::SeqCst));
+    let repo = server.root().join(BUCKET).join("50-linux/packages/deb");
+    assert_eq!(check_deb_consistent(&repo), 1);
+    let file = sha256_hex(&fs_err::read(repo.join("pool/main/amdrocm-foo_1.0_amd64.deb")).unwrap());
+    assert_eq!(file, theirs);
+    let stanzas = stored_stanzas(&repo);
+    assert!(
+        stanzas[0].1.contains(&format!("SHA256: {theirs}")),
+        "{stanzas:?}"
+    );
+}
