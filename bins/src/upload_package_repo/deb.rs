@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use file_tree::FileError;
 
 /// The fields of a binary package index stanza in the order `dpkg-scanpackages` writes them
@@ -108,49 +108,95 @@ impl Digests {
     }
 }
 
-/// The members of an `ar` archive, as (name, bytes), in archive order.
-fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
-    let mut rest = data
-        .strip_prefix(b"!<arch>\n")
-        .ok_or("not an ar archive (no `!<arch>` magic)")?;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        if rest.len() < 60 || &rest[58..60] != b"`\n" {
+/// Reads `len` bytes of `reader` whole, or fails naming `what`.
+fn read_exact_vec(reader: &mut dyn Read, len: usize, what: &str) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    reader
+        .take(len as u64)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{what}: {e}"))?;
+    if buf.len() != len {
+        return Err(format!("{what} is cut short"));
+    }
+    Ok(buf)
+}
+
+/// The `debian-binary` check and the `control.tar*` member (name, bytes) of the `ar` archive
+/// `reader`; the other members (the data, possibly large) are skipped, not read.
+fn control_member<R: Read + Seek>(reader: &mut R) -> Result<(String, Vec<u8>), String> {
+    let magic = read_exact_vec(reader, 8, "the archive header")
+        .map_err(|_| "not an ar archive (no `!<arch>` magic)".to_owned())?;
+    if magic != b"!<arch>\n" {
+        return Err("not an ar archive (no `!<arch>` magic)".into());
+    }
+    let mut first = true;
+    loop {
+        let mut header = [0u8; 60];
+        let mut got = 0;
+        while got < header.len() {
+            match reader.read(&mut header[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) => return Err(format!("reading an ar member header: {e}")),
+            }
+        }
+        if got == 0 {
+            return Err("no `control.tar` member".into());
+        }
+        if got < header.len() || &header[58..60] != b"`\n" {
             return Err("a damaged ar member header".into());
         }
         let field = |range: std::ops::Range<usize>| {
-            String::from_utf8_lossy(&rest[range]).trim_end().to_owned()
+            String::from_utf8_lossy(&header[range])
+                .trim_end()
+                .to_owned()
         };
         let name = field(0..16);
         let name = name.strip_suffix('/').unwrap_or(&name).to_owned();
-        let size: usize = field(48..58)
+        let size: u64 = field(48..58)
             .parse()
             .map_err(|_| format!("member `{name}` has no valid size"))?;
-        let body = rest
-            .get(60..60 + size)
-            .ok_or_else(|| format!("member `{name}` is cut short"))?;
-        out.push((name, body));
-        rest = rest.get(60 + size + size % 2..).unwrap_or_default();
+        if first && name != "debian-binary" {
+            return Err("not a Debian binary package (no leading `debian-binary` member)".into());
+        }
+        first = false;
+        if name.starts_with("control.tar") {
+            let len = usize::try_from(size).map_err(|_| format!("member `{name}` is too large"))?;
+            let body = read_exact_vec(reader, len, &format!("member `{name}`"))?;
+            return Ok((name, body));
+        }
+        let skip = i64::try_from(size + size % 2)
+            .map_err(|_| format!("member `{name}` has no valid size"))?;
+        let end = reader
+            .seek(SeekFrom::Current(skip))
+            .map_err(|e| format!("member `{name}`: {e}"))?;
+        let total = reader
+            .seek(SeekFrom::End(0))
+            .map_err(|e| format!("member `{name}`: {e}"))?;
+        if end > total + size % 2 {
+            return Err(format!("member `{name}` is cut short"));
+        }
+        reader
+            .seek(SeekFrom::Start(end))
+            .map_err(|e| format!("member `{name}`: {e}"))?;
     }
-    Ok(out)
 }
 
 /// The text of the `control` file of the binary package `data` (the bytes of a `.deb`).
 pub fn control_of(data: &[u8]) -> Result<String, String> {
-    let members = ar_members(data)?;
-    if members.first().map(|(n, _)| n.as_str()) != Some("debian-binary") {
-        return Err("not a Debian binary package (no leading `debian-binary` member)".into());
-    }
-    let (name, body) = members
-        .iter()
-        .find(|(n, _)| n.starts_with("control.tar"))
-        .ok_or("no `control.tar` member")?;
+    control_of_reader(&mut std::io::Cursor::new(data))
+}
+
+/// The text of the `control` file of the binary package read from `reader`.
+pub fn control_of_reader<R: Read + Seek>(reader: &mut R) -> Result<String, String> {
+    let (name, body) = control_member(reader)?;
+    let body = body.as_slice();
     let reader: Box<dyn Read + '_> = match name.as_str() {
-        "control.tar" => Box::new(*body),
-        "control.tar.gz" => Box::new(flate2::read::GzDecoder::new(*body)),
-        "control.tar.xz" => Box::new(liblzma::read::XzDecoder::new(*body)),
+        "control.tar" => Box::new(body),
+        "control.tar.gz" => Box::new(flate2::read::GzDecoder::new(body)),
+        "control.tar.xz" => Box::new(liblzma::read::XzDecoder::new(body)),
         "control.tar.zst" => {
-            Box::new(zstd::stream::read::Decoder::new(*body).map_err(|e| format!("`{name}`: {e}"))?)
+            Box::new(zstd::stream::read::Decoder::new(body).map_err(|e| format!("`{name}`: {e}"))?)
         }
         other => return Err(format!("unsupported control member `{other}`")),
     };
@@ -203,11 +249,13 @@ fn fields(paragraph: &str) -> Result<Vec<(String, String)>, String> {
 /// added, in the order of `dpkg-scanpackages`; lines joined by `\n`, no trailing newline.
 pub fn stanza(control: &str, filename: &str, digests: &Digests) -> Result<String, String> {
     let mut fields = fields(control)?;
-    if !fields
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("Package"))
-    {
-        return Err("the control file has no `Package` field".into());
+    for required in ["Package", "Version", "Architecture"] {
+        if !fields
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case(required) && !v.is_empty())
+        {
+            return Err(format!("the control file has no `{required}` field"));
+        }
     }
     fields.retain(|(n, _)| {
         !["Filename", "Size", "MD5sum", "SHA1", "SHA256"]
@@ -368,13 +416,23 @@ pub fn release_entry(release: &str, path: &str) -> (Option<ReleaseEntry>, bool) 
     (None, by_hash)
 }
 
-/// The stanza of the package file at `path`, to be stored at `filename`.
-pub fn stanza_of_file(path: &Path, filename: &str) -> anyhow::Result<String> {
-    let data = fs_err::read(path)?;
-    let control = control_of(&data).map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))?;
-    stanza(&control, filename, &Digests::of(&data))
-        .map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))
-        .with_context(|| format!("Cannot index `{}`", path.display()))
+/// The digests and the index stanza of the package file at `path`, to be stored at
+/// `filename`; the error says why it cannot be indexed (the caller names the file).
+pub fn read_package(path: &Path, filename: &str) -> Result<(Digests, String), String> {
+    let digests = Digests::of_file(path).map_err(|e| format!("{e:#}"))?;
+    let mut file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+    let control = control_of_reader(&mut file)?;
+    let stanza = stanza(&control, filename, &digests)?;
+    Ok((digests, stanza))
+}
+
+/// The `SHA256` value of an index stanza, lowercase; `None` when it has none.
+pub fn stanza_sha256(stanza: &str) -> Option<String> {
+    stanza.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("SHA256")
+            .then(|| value.trim().to_ascii_lowercase())
+    })
 }
 
 /// Fails unless `text` is UTF-8; names `what`.
@@ -405,6 +463,18 @@ mod tests {
             )
         );
         assert!(stanza("Version: 1\n", "x", &d).is_err());
+        for (missing, control) in [
+            ("Version", "Package: a\nArchitecture: amd64\n"),
+            ("Architecture", "Package: a\nVersion: 1\n"),
+            ("Version", "Package: a\nVersion:\nArchitecture: amd64\n"),
+        ] {
+            assert_eq!(
+                stanza(control, "x", &d).unwrap_err(),
+                format!("the control file has no `{missing}` field")
+            );
+        }
+        assert_eq!(stanza_sha256(&s), Some(d.sha256.clone()));
+        assert_eq!(stanza_sha256("Package: a\nSHA1: x\n"), None);
     }
 
     #[test]
@@ -476,6 +546,31 @@ mod tests {
             )
             .unwrap_err()
             .contains("no `control.tar` member")
+        );
+        let header = |name: &str, size: usize| {
+            format!("{name:<16}0           0     0     100644  {size:<10}`\n")
+        };
+        let cut = format!(
+            "!<arch>\n{}2.0\n{}abc",
+            header("debian-binary", 4),
+            header("control.tar.gz", 10)
+        );
+        assert!(
+            control_of(cut.as_bytes())
+                .unwrap_err()
+                .contains("cut short")
+        );
+        let skipped = format!("!<arch>\n{}2.0", header("debian-binary", 4));
+        assert!(
+            control_of(skipped.as_bytes())
+                .unwrap_err()
+                .contains("cut short")
+        );
+        let first = format!("!<arch>\n{}abcd", header("data.tar.xz", 4));
+        assert!(
+            control_of(first.as_bytes())
+                .unwrap_err()
+                .contains("no leading `debian-binary`")
         );
     }
 }

@@ -88,6 +88,101 @@ pub fn checksum_matches(entry: &RepomdEntry, data: &[u8]) -> Result<bool, String
     Ok(actual == entry.checksum)
 }
 
+/// One package of a `primary` metadata file: where it is and the checksum recorded for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrimaryPackage {
+    /// Its `location href`, relative to the repository root.
+    pub href: String,
+    /// The checksum algorithm (`sha256`, ...).
+    pub checksum_type: String,
+    /// The checksum of the package file, lowercase hex.
+    pub checksum: String,
+}
+
+/// `text` with the five predefined XML entities replaced.
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// The packages of the `primary` metadata text `xml`.
+pub fn parse_primary(xml: &str) -> Result<Vec<PrimaryPackage>, String> {
+    if !xml.contains("<metadata") {
+        return Err("no `<metadata>` element".into());
+    }
+    let mut out = Vec::new();
+    for block in xml.split("<package ").skip(1) {
+        let block = block.split("</package>").next().unwrap_or_default();
+        let checksum_at = block
+            .find("<checksum ")
+            .ok_or("a package without `<checksum>`")?;
+        let checksum_tag = &block[checksum_at..];
+        let checksum_type = attribute(checksum_tag.split('>').next().unwrap_or_default(), "type")
+            .ok_or("a package checksum without `type`")?;
+        let checksum = checksum_tag
+            .split_once('>')
+            .and_then(|(_, rest)| rest.split_once('<'))
+            .map(|(value, _)| value.trim().to_ascii_lowercase())
+            .ok_or("an unreadable package `<checksum>`")?;
+        let location_at = block
+            .find("<location ")
+            .ok_or("a package without `<location>`")?;
+        let href =
+            attribute(&block[location_at..], "href").ok_or("a package location without `href`")?;
+        out.push(PrimaryPackage {
+            href: unescape(&href),
+            checksum_type,
+            checksum,
+        });
+    }
+    Ok(out)
+}
+
+/// The text of a metadata file stored compressed as its name says (`.gz`, `.xz`, `.zst`, or
+/// plain).
+pub fn decompress(name: &str, mut data: &[u8]) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    let extension = Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let result = match extension.as_str() {
+        "gz" => flate2::read::GzDecoder::new(data).read_to_string(&mut text),
+        "xz" => liblzma::read::XzDecoder::new(data).read_to_string(&mut text),
+        "zst" => {
+            zstd::stream::read::Decoder::new(data).and_then(|mut d| d.read_to_string(&mut text))
+        }
+        "xml" => data.read_to_string(&mut text),
+        _ => {
+            return Err(format!(
+                "`{name}` is compressed in a way this tool does not read"
+            ));
+        }
+    };
+    result.map_err(|e| format!("`{name}`: {e}"))?;
+    Ok(text)
+}
+
+/// The packages the `primary` file of the repository in `dir` (the one its
+/// `repodata/repomd.xml` lists) holds.
+pub fn primary_of_repo(dir: &Path) -> anyhow::Result<Vec<PrimaryPackage>> {
+    let repomd_path = dir.join("repodata/repomd.xml");
+    let repomd = fs_err::read_to_string(&repomd_path)?;
+    let entries =
+        parse_repomd(&repomd).map_err(|e| anyhow::anyhow!("`{}`: {e}", repomd_path.display()))?;
+    let primary = entries
+        .iter()
+        .find(|e| e.kind == "primary")
+        .with_context(|| format!("`{}` lists no primary metadata", repomd_path.display()))?;
+    let path = dir.join(&primary.href);
+    let text = decompress(&primary.href, &fs_err::read(&path)?).map_err(|e| anyhow::anyhow!(e))?;
+    parse_primary(&text).map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))
+}
+
 /// Runs `program` with `args` in `cwd`, printing `Running: …` to `out` first; its output goes
 /// to stderr. A missing program or a failed run is an error naming it.
 pub fn run_tool(
@@ -164,6 +259,48 @@ mod tests {
   </data>
 </repomd>
 "#;
+
+    #[test]
+    fn primary_packages() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<metadata xmlns="http://linux.duke.edu/metadata/common" packages="2">
+<package type="rpm">
+  <name>a</name>
+  <checksum type="sha256" pkgid="YES">AB</checksum>
+  <location href="a-1.0-1.x86_64.rpm"/>
+</package>
+<package type="rpm">
+  <name>b</name>
+  <checksum type="sha" pkgid="YES">cd</checksum>
+  <location href="sub/b&amp;c-1.0-1.x86_64.rpm"/>
+</package>
+</metadata>
+"#;
+        assert_eq!(
+            parse_primary(xml).unwrap(),
+            [
+                PrimaryPackage {
+                    href: "a-1.0-1.x86_64.rpm".into(),
+                    checksum_type: "sha256".into(),
+                    checksum: "ab".into(),
+                },
+                PrimaryPackage {
+                    href: "sub/b&c-1.0-1.x86_64.rpm".into(),
+                    checksum_type: "sha".into(),
+                    checksum: "cd".into(),
+                },
+            ]
+        );
+        assert!(parse_primary("<repomd/>").is_err());
+        assert!(
+            parse_primary("<metadata><package type=\"rpm\"><name>x</name></package></metadata>")
+                .unwrap_err()
+                .contains("without `<checksum>`")
+        );
+        let gz = super::super::deb::gzip(xml.as_bytes()).unwrap();
+        assert_eq!(decompress("x-primary.xml.gz", &gz).unwrap(), xml);
+        assert!(decompress("x-primary.xml.bz2", b"").is_err());
+    }
 
     #[test]
     fn repomd_entries() {

@@ -1,11 +1,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rock_ci_test_support::{
     Fault, FaultPlan, FaultProxy, HttpServer, Rule, S3Server, assert_fails_with, files_under,
-    sha256_hex,
+    sha256_hex, tree_snapshot,
 };
 
 use crate::common::{
@@ -45,11 +45,16 @@ fn tool(program: &str, args: &[&str], cwd: &Path) -> String {
 
 /// Builds `{name}_{version}_amd64.deb` in `dir` with `dpkg-deb`; its path.
 fn build_deb(dir: &Path, name: &str, version: &str) -> PathBuf {
+    build_deb_variant(dir, name, version, "")
+}
+
+/// [`build_deb`] with `note` in its payload: another package file of the same name.
+fn build_deb_variant(dir: &Path, name: &str, version: &str, note: &str) -> PathBuf {
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("root");
     write(
         &root.join(format!("opt/rocm/{name}/VERSION")),
-        &format!("{name} {version}\n"),
+        &format!("{name} {version}\n{note}"),
     );
     write(
         &root.join("DEBIAN/control"),
@@ -794,5 +799,360 @@ fn rpm_repository_works_with_dnf_and_merges() {
         4,
         "{}",
         text(&listed.stderr)
+    );
+}
+
+/// The write requests a [`recording_proxy`] saw, as `{method} {path}`.
+type Writes = Arc<Mutex<Vec<String>>>;
+
+/// A proxy in front of `server` that records every request that writes (any method but `GET`
+/// and `HEAD`) and changes nothing; the environment pointing a tool at it.
+fn recording_proxy(server: &S3Server) -> (FaultProxy, Writes, Vec<(&'static str, String)>) {
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let seen = writes.clone();
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(Rule::new(Fault::Status500).when(move |head| {
+            if head.method != "GET" && head.method != "HEAD" {
+                seen.lock()
+                    .unwrap()
+                    .push(format!("{} {}", head.method, head.path));
+            }
+            false
+        })),
+    );
+    let env = through_proxy(server, &proxy, None);
+    (proxy, writes, env)
+}
+
+/// A package that cannot be read, or whose control data lacks a version, fails the run before
+/// anything is uploaded, naming the file.
+#[test]
+fn deb_unreadable_package_uploads_nothing() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let env = borrowed(&aws);
+    let pk = t.path().join("packages");
+    build_deb(&pk, "amdrocm-foo", "1.0");
+    build_deb(&pk, "amdrocm-bar", "1.0");
+    write(&pk.join("amdrocm-baz_1.0_amd64.deb"), "not a package");
+    write(&pk.join("logs/deb-amdrocm-foo.log"), "built foo\n");
+    assert_fails_with(
+        &publish("deb", "20", "packages", &env, t.path()),
+        1,
+        "amdrocm-baz_1.0_amd64.deb",
+        "unreadable deb",
+    );
+    assert_eq!(
+        files_under(&server.root().join(BUCKET)),
+        Vec::<String>::new()
+    );
+
+    // A package dpkg-deb builds without its checks: no `Version`.
+    let work = t.path().join("noversion");
+    write(
+        &work.join("root/DEBIAN/control"),
+        "Package: amdrocm-nover\nArchitecture: amd64\nMaintainer: ROCm Test <rocm@example.com>\nDescription: no version\n",
+    );
+    let bad = t.path().join("second/amdrocm-nover_1.0_amd64.deb");
+    fs_err::create_dir_all(bad.parent().unwrap()).unwrap();
+    build_deb(&t.path().join("second"), "amdrocm-ok", "1.0");
+    tool(
+        "dpkg-deb",
+        &[
+            "--nocheck",
+            "--root-owner-group",
+            "--build",
+            work.join("root").to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+        &work,
+    );
+    let out = publish("deb", "20", "second", &env, t.path());
+    assert_fails_with(&out, 1, "amdrocm-nover_1.0_amd64.deb", "no version");
+    assert!(
+        text(&out.stderr).contains("`Version`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        files_under(&server.root().join(BUCKET)),
+        Vec::<String>::new()
+    );
+}
+
+/// Whatever an earlier failed run left, a run with the right packages publishes a correct
+/// repository: a published package file that no index lists (a broken upload, one without a
+/// recorded SHA-256, one of a run stopped before `Release`) is replaced and listed; a
+/// `Release` published without the plain `Packages` gets them on the next run; a package that
+/// the index lists stays as it is.
+#[test]
+fn deb_rerun_repairs_what_a_failed_run_left() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let env = borrowed(&aws);
+    let repo = server.root().join(BUCKET).join("21-linux/packages/deb");
+    let http = HttpServer::serve_dir(server.root().join(BUCKET));
+    let url = format!("{}/21-linux/packages/deb", http.url());
+    let apt = t.path().join("apt");
+
+    // An earlier run uploaded a broken foo and bar (no recorded SHA-256), then failed: no index.
+    let pk = t.path().join("packages");
+    let foo = sha256_hex(&fs_err::read(build_deb(&pk, "amdrocm-foo", "1.0")).unwrap());
+    let bar = build_deb(&pk, "amdrocm-bar", "1.0");
+    write(
+        &repo.join("pool/main/amdrocm-foo_1.0_amd64.deb"),
+        "not a package",
+    );
+    fs_err::copy(&bar, repo.join("pool/main/amdrocm-bar_1.0_amd64.deb")).unwrap();
+    let out = publish("deb", "21", "packages", &env, t.path());
+    assert_ok(&out);
+    assert!(
+        text(&out.stdout).contains("no published index lists it"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(check_deb_consistent(&repo), 2);
+    assert_eq!(
+        sha256_hex(&fs_err::read(repo.join("pool/main/amdrocm-foo_1.0_amd64.deb")).unwrap()),
+        foo
+    );
+    assert_apt(&apt_get(&apt, &url, &["update"]), "update");
+    assert_apt(
+        &apt_get(&apt, &url, &["download", "amdrocm-foo"]),
+        "download",
+    );
+    assert_eq!(
+        sha256_hex(&fs_err::read(apt.join("dl/amdrocm-foo_1.0_amd64.deb")).unwrap()),
+        foo
+    );
+
+    // A run stopped before `Release` uploaded one build of baz; the next run has another.
+    build_deb_variant(&t.path().join("a"), "amdrocm-baz", "1.0", "a");
+    let (_proxy, faulty) = refusing_proxy(&server, "/dists/stable/Release");
+    let out = publish("deb", "21", "a", &borrowed(&faulty), t.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let baz = sha256_hex(
+        &fs_err::read(build_deb_variant(
+            &t.path().join("b"),
+            "amdrocm-baz",
+            "1.0",
+            "b",
+        ))
+        .unwrap(),
+    );
+    assert_ok(&publish("deb", "21", "b", &env, t.path()));
+    assert_eq!(check_deb_consistent(&repo), 3);
+    assert_eq!(
+        sha256_hex(&fs_err::read(repo.join("pool/main/amdrocm-baz_1.0_amd64.deb")).unwrap()),
+        baz
+    );
+    assert_apt(&apt_get(&apt, &url, &["update"]), "update");
+    assert_apt(
+        &apt_get(&apt, &url, &["download", "amdrocm-baz"]),
+        "download",
+    );
+    assert_eq!(
+        sha256_hex(&fs_err::read(apt.join("dl/amdrocm-baz_1.0_amd64.deb")).unwrap()),
+        baz
+    );
+
+    // A third build of baz: the listed one stays, with its entry.
+    build_deb_variant(&t.path().join("c"), "amdrocm-baz", "1.0", "c");
+    let out = publish("deb", "21", "c", &env, t.path());
+    assert_ok(&out);
+    assert!(
+        text(&out.stdout).contains("it is kept"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        sha256_hex(&fs_err::read(repo.join("pool/main/amdrocm-baz_1.0_amd64.deb")).unwrap()),
+        baz
+    );
+    assert_eq!(check_deb_consistent(&repo), 3);
+
+    // `Release` published, the plain `Packages` and `Packages.gz` refused: the rerun has
+    // nothing new to list and writes them.
+    build_deb(&t.path().join("d"), "amdrocm-qux", "1.0");
+    let (_proxy, faulty) = refusing_proxy(&server, "/binary-amd64/Packages");
+    let out = publish("deb", "21", "d", &borrowed(&faulty), t.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let release = sha256_hex(&fs_err::read(repo.join("dists/stable/Release")).unwrap());
+    let out = publish("deb", "21", "d", &env, t.path());
+    assert_ok(&out);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("The published metadata is left as it is")
+            && stdout.contains("binary-amd64/Packages.gz (it was not the file `Release` lists)"),
+        "{stdout}"
+    );
+    assert_eq!(check_deb_consistent(&repo), 4);
+    assert_eq!(
+        sha256_hex(&fs_err::read(repo.join("dists/stable/Release")).unwrap()),
+        release
+    );
+}
+
+/// An `.rpm` that `createrepo_c` cannot read, or a package directory without packages, fails
+/// the run, naming the file or directory, with nothing published.
+#[test]
+fn unreadable_rpm_or_no_package_publishes_nothing() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let env = borrowed(&aws);
+    let pk = t.path().join("packages");
+    build_rpm(&pk, "amdrocm-foo", "1.0");
+    write(&pk.join("amdrocm-bad-1.0-1.x86_64.rpm"), "not a package");
+    assert_fails_with(
+        &publish("rpm", "30", "packages", &env, t.path()),
+        1,
+        "amdrocm-bad-1.0-1.x86_64.rpm",
+        "unreadable rpm",
+    );
+    assert_eq!(
+        files_under(&server.root().join(BUCKET)),
+        Vec::<String>::new()
+    );
+
+    write(&t.path().join("empty/logs/rpm-none.log"), "nothing built\n");
+    for kind in ["rpm", "deb"] {
+        assert_fails_with(
+            &publish(kind, "31", "empty", &env, t.path()),
+            1,
+            &format!("No `.{kind}` package to publish in `"),
+            kind,
+        );
+    }
+    assert_eq!(
+        files_under(&server.root().join(BUCKET)),
+        Vec::<String>::new()
+    );
+}
+
+/// A published package file that no index lists (an earlier failed run's) is replaced and
+/// listed.
+#[test]
+fn rpm_rerun_replaces_an_unlisted_package() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    let repo = server
+        .root()
+        .join(BUCKET)
+        .join("32-linux/packages/rpm/x86_64");
+    let foo =
+        sha256_hex(&fs_err::read(build_rpm(&t.path().join("one"), "amdrocm-foo", "1.0")).unwrap());
+    write(&repo.join("amdrocm-foo-1.0-1.x86_64.rpm"), "not a package");
+    assert_ok(&publish("rpm", "32", "one", &borrowed(&aws), t.path()));
+    assert_eq!(
+        sha256_hex(&fs_err::read(repo.join("amdrocm-foo-1.0-1.x86_64.rpm")).unwrap()),
+        foo
+    );
+    let http = HttpServer::serve_dir(server.root().join(BUCKET));
+    let url = format!("{}/32-linux/packages/rpm/x86_64", http.url());
+    let listed = dnf(&t.path().join("dnf"), &url, &["repoquery", "--available"]);
+    assert_eq!(
+        text(&listed.stdout),
+        "amdrocm-foo-0:1.0-1.x86_64\n",
+        "{}",
+        text(&listed.stderr)
+    );
+}
+
+/// Publishing the same packages again writes no object at all (deb and rpm, logs included).
+#[test]
+fn identical_rerun_writes_nothing() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    let aws = aws_env(&server);
+    for kind in ["deb", "rpm"] {
+        let pk = t.path().join(kind);
+        if kind == "deb" {
+            build_deb(&pk, "amdrocm-foo", "1.0");
+        } else {
+            build_rpm(&pk, "amdrocm-foo", "1.0");
+        }
+        write(&pk.join(format!("logs/{kind}-amdrocm-foo.log")), "built\n");
+        assert_ok(&publish(kind, "40", kind, &borrowed(&aws), t.path()));
+        let before = tree_snapshot(server.root());
+        let (_proxy, writes, env) = recording_proxy(&server);
+        let out = publish(kind, "40", kind, &borrowed(&env), t.path());
+        assert_ok(&out);
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("Uploaded: 0, Skipped: 2")
+                && stdout.contains("The published metadata is left as it is"),
+            "{stdout}"
+        );
+        assert_eq!(
+            writes.lock().unwrap().clone(),
+            Vec::<String>::new(),
+            "{kind}"
+        );
+        assert_eq!(tree_snapshot(server.root()), before, "{kind}");
+    }
+}
+
+/// Another publisher replaces a package of this run (same name, another build) after this run
+/// uploaded it and before its index lists it: this run stops before writing `Release`, and
+/// the repository lists the file that is there, with its checksums.
+#[test]
+fn deb_package_replaced_meanwhile_is_not_listed() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    build_deb_variant(&t.path().join("mine"), "amdrocm-foo", "1.0", "mine");
+    let theirs = sha256_hex(
+        &fs_err::read(build_deb_variant(
+            &t.path().join("theirs"),
+            "amdrocm-foo",
+            "1.0",
+            "theirs",
+        ))
+        .unwrap(),
+    );
+    let direct = aws_env(&server);
+    // The other publisher runs when this run writes its first index file.
+    let other_ran = Arc::new(AtomicBool::new(false));
+    let (flag, cwd) = (other_ran.clone(), t.path().to_path_buf());
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().rule(
+            Rule::new(Fault::Status500)
+                .method("PUT")
+                .path_contains("/by-hash/")
+                .when(move |_| {
+                    if !flag.swap(true, Ordering::SeqCst) {
+                        assert_ok(&publish("deb", "50", "theirs", &borrowed(&direct), &cwd));
+                    }
+                    false
+                }),
+        ),
+    );
+    let env = through_proxy(&server, &proxy, None);
+    assert_fails_with(
+        &publish("deb", "50", "mine", &borrowed(&env), t.path()),
+        1,
+        "is no longer the file this run uploaded",
+        "replaced meanwhile",
+    );
+    assert!(other_ran.load(Ordering::SeqCst));
+    let repo = server.root().join(BUCKET).join("50-linux/packages/deb");
+    assert_eq!(check_deb_consistent(&repo), 1);
+    let file = sha256_hex(&fs_err::read(repo.join("pool/main/amdrocm-foo_1.0_amd64.deb")).unwrap());
+    assert_eq!(file, theirs);
+    let stanzas = stored_stanzas(&repo);
+    assert!(
+        stanzas[0].1.contains(&format!("SHA256: {theirs}")),
+        "{stanzas:?}"
     );
 }
