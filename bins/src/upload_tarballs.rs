@@ -203,12 +203,18 @@ fn publish(
     let value = tarball_urls(&url);
     let outputs = [("tarball_urls", value.as_str())];
     if dry_run {
-        writeln!(out, "[DRY RUN] Would set github output:")?;
+        writeln!(
+            out,
+            "[DRY RUN] Would set github output:\n{}",
+            github_actions::outputs_json(&outputs)
+        )?;
     } else {
-        writeln!(out, "Setting github output:")?;
-        github_actions::set_outputs_with(&outputs, lookup)?;
+        let (text, written) = github_actions::set_outputs_reporting(&outputs, lookup)?;
+        write!(out, "{text}")?;
+        if !written {
+            tracing::warn!("{}", github_actions::OUTPUTS_NOT_SET_WARNING.trim());
+        }
     }
-    write!(out, "{}", github_actions::format_outputs(&outputs))?;
     Ok(())
 }
 

@@ -21,20 +21,6 @@ struct Args {
     log: rock_ci::Verbosity,
 }
 
-/// The outputs as the reference prints them: a JSON object with two-space indentation, in
-/// the order given.
-fn json_block(outputs: &[(&str, &str)]) -> anyhow::Result<String> {
-    let mut lines = Vec::new();
-    for (key, value) in outputs {
-        lines.push(format!(
-            "  {}: {}",
-            serde_json::to_string(key)?,
-            serde_json::to_string(value)?
-        ));
-    }
-    Ok(format!("{{\n{}\n}}", lines.join(",\n")))
-}
-
 fn run(args: &Args) -> anyhow::Result<()> {
     let lookup = github_actions::process_env;
     // Checked here rather than by the parser: a bad value fails the step (exit 1), as in the
@@ -57,16 +43,12 @@ fn run(args: &Args) -> anyhow::Result<()> {
         ("iam_role", iam_role.as_str()),
         ("aws_region", config.region()),
     ];
-    let mut text = format!("Setting github output:\n{}\n", json_block(&outputs)?);
-    let written = github_actions::set_outputs_with(&outputs, &lookup)?;
-    if written {
-        for (key, value) in outputs {
-            writeln!(text, "OUTPUT {key}={value}")?;
-        }
-    } else {
+    let (text, written) = github_actions::set_outputs_reporting(&outputs, &lookup)?;
+    if !written {
         let _ = writeln!(
             std::io::stderr(),
-            "  Warning: GITHUB_OUTPUT env var not set, can't set github outputs"
+            "{}",
+            github_actions::OUTPUTS_NOT_SET_WARNING
         );
     }
     std::io::stdout()

@@ -517,19 +517,6 @@ fn page_dirs(dist: &Path, layout: &Layout, published: &[String]) -> Vec<PageDir>
         .collect()
 }
 
-/// The JSON object the reference prints before setting outputs (two-space indent, in order).
-fn outputs_json(outputs: &[(&str, &str)]) -> anyhow::Result<String> {
-    let mut lines = Vec::new();
-    for (key, value) in outputs {
-        lines.push(format!(
-            "  {}: {}",
-            serde_json::to_string(key)?,
-            serde_json::to_string(value)?
-        ));
-    }
-    Ok(format!("{{\n{}\n}}", lines.join(",\n")))
-}
-
 /// Sets the step outputs and writes the job summary, printing what the reference prints (a dry
 /// run prints them instead).
 fn set_outputs(
@@ -565,20 +552,14 @@ fn set_outputs(
     ];
     let text = summary(location, layout, Platform::host());
     banner(out, "Set github actions output")?;
-    let json = outputs_json(&outputs)?;
     if dry_run {
+        let json = github_actions::outputs_json(&outputs);
         writeln!(out, "[DRY RUN] Would set github output:\n{json}")?;
     } else {
-        writeln!(out, "Setting github output:\n{json}")?;
-        if github_actions::set_outputs_with(&outputs, lookup)? {
-            for (key, value) in outputs {
-                writeln!(out, "OUTPUT {key}={value}")?;
-            }
-        } else {
-            writeln!(
-                out,
-                "  Warning: GITHUB_OUTPUT env var not set, can't set github outputs"
-            )?;
+        let (text, written) = github_actions::set_outputs_reporting(&outputs, lookup)?;
+        write!(out, "{text}")?;
+        if !written {
+            writeln!(out, "{}", github_actions::OUTPUTS_NOT_SET_WARNING)?;
         }
     }
     banner(out, "Write github actions build summary")?;

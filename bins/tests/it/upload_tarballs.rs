@@ -81,6 +81,15 @@ fn uploads_tarballs_with_sidecars_and_sets_the_url() {
     ] {
         assert!(stdout.contains(line), "{line} not in\n{stdout}");
     }
+    // The reference's `gha_set_output` transcript: the JSON block, then an `OUTPUT` line.
+    let value = format!("{{\"multiarch\": \"{url}\"}}");
+    assert!(
+        stdout.ends_with(&format!(
+            "Setting github output:\n{{\n  \"tarball_urls\": {}\n}}\nOUTPUT tarball_urls={value}\n",
+            serde_json::Value::from(value.as_str())
+        )),
+        "{stdout}"
+    );
     // The input directory gets no sidecars.
     assert!(
         !t.path()

@@ -32,7 +32,8 @@ pub use api::{
 pub use env::{EnvVars, process_env};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};
 pub use outputs::{
-    InvalidBool, SummaryOutcome, WriteError, append_step_summary, append_step_summary_with,
-    format_outputs, set_outputs, set_outputs_with, str2bool,
+    InvalidBool, OUTPUTS_NOT_SET_WARNING, SummaryOutcome, WriteError, append_step_summary,
+    append_step_summary_with, format_outputs, outputs_json, set_outputs, set_outputs_reporting,
+    set_outputs_with, str2bool,
 };
 pub use storage_location::redact_url;

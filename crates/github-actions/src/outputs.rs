@@ -87,6 +87,31 @@ pub fn set_outputs_with(
     Ok(true)
 }
 
+/// The reference's warning when [`EnvVars::GITHUB_OUTPUT`] is not set.
+pub const OUTPUTS_NOT_SET_WARNING: &str =
+    "  Warning: GITHUB_OUTPUT env var not set, can't set github outputs";
+
+/// Sets `outputs` as the reference's `gha_set_output` does and returns what it prints:
+/// `Setting github output:` with [`outputs_json`], then `OUTPUT {key}={value}` for each
+/// single-line value once written. The flag is `false` when [`EnvVars::GITHUB_OUTPUT`] is not
+/// set (nothing written, no `OUTPUT` line): the caller prints [`OUTPUTS_NOT_SET_WARNING`] where
+/// its warnings go.
+pub fn set_outputs_reporting(
+    outputs: &[(&str, &str)],
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, bool), WriteError> {
+    let mut text = format!("Setting github output:\n{}\n", outputs_json(outputs));
+    let written = set_outputs_with(outputs, lookup)?;
+    if written {
+        for (key, value) in outputs {
+            if !value.contains(['\n', '\r']) {
+                let _ = writeln!(text, "OUTPUT {key}={value}");
+            }
+        }
+    }
+    Ok((text, written))
+}
+
 /// The text appended to the outputs file: `key=value` lines, and a heredoc for values with a
 /// line break, whose delimiter is chosen so that it appears in no line of the value.
 pub fn format_outputs(outputs: &[(&str, &str)]) -> String {
@@ -111,6 +136,17 @@ pub fn format_outputs(outputs: &[(&str, &str)]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Invalid string value for boolean conversion: `{0}`")]
 pub struct InvalidBool(pub String);
+
+/// `outputs` as the reference prints them under `Setting github output:`: a JSON object with
+/// two-space indentation, keys in the order given.
+pub fn outputs_json(outputs: &[(&str, &str)]) -> String {
+    let quoted = |s: &str| serde_json::Value::from(s).to_string();
+    let lines: Vec<String> = outputs
+        .iter()
+        .map(|(key, value)| format!("  {}: {}", quoted(key), quoted(value)))
+        .collect();
+    format!("{{\n{}\n}}", lines.join(",\n"))
+}
 
 /// Parses the boolean words the workflows use: empty is false; otherwise, trimmed and
 /// lowercased, one of `1 true t yes y on enable enabled found` or

@@ -1,5 +1,6 @@
 use github_actions::{
-    SummaryOutcome, append_step_summary_with, format_outputs, set_outputs_with, str2bool,
+    SummaryOutcome, append_step_summary_with, format_outputs, outputs_json, set_outputs_with,
+    str2bool,
 };
 
 use crate::env;
@@ -111,5 +112,13 @@ fn str2bool_words() {
     assert_eq!(
         str2bool(" Maybe ").unwrap_err().to_string(),
         "Invalid string value for boolean conversion: `maybe`"
+    );
+}
+
+#[test]
+fn outputs_json_is_the_reference_block() {
+    assert_eq!(
+        outputs_json(&[("bucket", "b"), ("q", "say \"hi\"")]),
+        "{\n  \"bucket\": \"b\",\n  \"q\": \"say \\\"hi\\\"\"\n}"
     );
 }
