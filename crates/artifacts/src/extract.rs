@@ -105,6 +105,11 @@ struct Extractor<'a> {
 struct DirAttributes {
     path: PathBuf,
     mtime: Option<SystemTime>,
+    /// Applied on Unix only.
+    #[cfg_attr(
+        not(unix),
+        expect(dead_code, reason = "modes are Unix permission bits")
+    )]
     mode: Option<u32>,
 }
 
