@@ -1033,3 +1033,147 @@ fn the_terminal_display_moves_mid_transfer() {
         "a bar per transfer in flight: {drawn}"
     );
 }
+
+/// Fetched trees, in every mode, are what `tar -x` unpacks from the same archives: one pushed
+/// from an exploded directory, one written by GNU tar, one by Python's `tarfile` (PAX
+/// archives), each with sub-second times, modes 0444/0600/0640/0700/0750/0555, a name with a
+/// backslash, links and a long name. Default mode keeps everything; `--bootstrap` and
+/// `--flatten` everything but the attributes of the directories they merge into.
+#[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pipeline, each fetch mode after the push"
+)]
+fn fetched_trees_are_what_tar_x_unpacks() {
+    use rock_ci_test_support::tar_tree::{
+        BACKSLASH_FILE, exact_snapshot, gnu_tar_artifact, python_tar_artifact,
+        snapshot_without_dir_attributes, write_sample_tree,
+    };
+    let p = Pipeline::new();
+    let build = p.path("b1");
+    let artifacts = build.join("artifacts");
+    write_sample_tree(&artifacts.join("base_lib_generic"), "base/stage", "pushed");
+    let sources = p.path("sources");
+    write_sample_tree(&sources.join("core_lib_generic"), "core/stage", "gnu");
+    gnu_tar_artifact(
+        &sources.join("core_lib_generic"),
+        "core",
+        &artifacts.join("core_lib_generic.tar.zst"),
+    );
+    write_sample_tree(&sources.join("core_dev_generic"), "core/dev", "python");
+    python_tar_artifact(
+        &sources.join("core_dev_generic"),
+        "core",
+        &artifacts.join("core_dev_generic.tar.xz"),
+    );
+    let env: &[(&str, &str)] = &[
+        ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+        ("GITHUB_RUN_ID", "700"),
+    ];
+    let out = p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            build.to_str().unwrap(),
+            "--platform",
+            "linux",
+        ],
+        env,
+    );
+    assert!(out.contains("Compressed 1 artifacts, uploaded 3"), "{out}");
+    let bucket = "therock-ci-artifacts";
+    let prefix = "700-linux";
+    // (stem, archive, relpath)
+    let stored = [
+        ("base_lib_generic", "base_lib_generic.tar.zst", "base/stage"),
+        ("core_dev_generic", "core_dev_generic.tar.xz", "core/dev"),
+        ("core_lib_generic", "core_lib_generic.tar.zst", "core/stage"),
+    ];
+    let by_tar = |stem: &str| p.path(&format!("tar/{stem}"));
+    for (stem, key, _) in stored {
+        p.untar(bucket, prefix, key, &by_tar(stem));
+    }
+    // The pushed archive holds the exploded directory to the nanosecond (all but the relpath's
+    // own directories, which it does not store, as the reference does not).
+    let below = |snapshot: Vec<(String, String)>| -> Vec<(String, String)> {
+        snapshot
+            .into_iter()
+            .filter(|(path, _)| path != "base" && path != "base/stage")
+            .collect()
+    };
+    assert_eq!(
+        below(exact_snapshot(&by_tar("base_lib_generic"))),
+        below(exact_snapshot(&artifacts.join("base_lib_generic")))
+    );
+    let backslash = format!("base/stage/{BACKSLASH_FILE}");
+    assert!(by_tar("base_lib_generic").join(&backslash).is_file());
+
+    // Default mode: every directory as tar unpacks it.
+    let o = p.path("o");
+    let fetch = |args: &[&str]| {
+        let mut all = vec!["fetch", "--stage", "libs", "--platform", "linux"];
+        all.extend_from_slice(&["--generic-only"]);
+        all.extend_from_slice(args);
+        p.ok(&all, env)
+    };
+    let out = fetch(&["--output-dir", o.to_str().unwrap()]);
+    assert!(out.contains("Downloaded 3 artifacts, extracted 3"), "{out}");
+    for (stem, _, _) in stored {
+        let fetched = o.join("artifacts").join(stem);
+        let (ours, tars) = (exact_snapshot(&fetched), exact_snapshot(&by_tar(stem)));
+        // The relpath's own directories of the pushed archive: no members, so both were
+        // created at the time of extraction.
+        if stem == "base_lib_generic" {
+            assert_eq!(below(ours), below(tars), "{stem}");
+        } else {
+            assert_eq!(ours, tars, "{stem}");
+        }
+    }
+    assert!(
+        o.join("artifacts/base_lib_generic")
+            .join(&backslash)
+            .is_file()
+    );
+
+    // Bootstrap and flatten, one artifact at a time (the samples share their paths).
+    let only = [
+        ("base_lib_generic", "core", "dev"),
+        ("core_dev_generic", "base", "lib"),
+        ("core_lib_generic", "base", "dev"),
+    ];
+    for ((stem, _, relpath), (_, other_artifact, other_component)) in stored.iter().zip(only) {
+        let exclude = [
+            "--exclude-artifacts",
+            other_artifact,
+            "--exclude-components",
+            other_component,
+        ];
+        let b = p.path(&format!("bootstrap-{stem}"));
+        let mut args = vec!["--output-dir", b.to_str().unwrap(), "--bootstrap"];
+        args.extend_from_slice(&exclude);
+        let out = fetch(&args);
+        assert!(out.contains("Downloaded 1 artifacts, extracted 1"), "{out}");
+        let reference = by_tar(stem);
+        fs_err::remove_file(reference.join("artifact_manifest.txt")).unwrap();
+        let mut fetched = snapshot_without_dir_attributes(&b);
+        fetched.retain(|(path, _)| !path.ends_with(".prebuilt"));
+        assert_eq!(
+            fetched,
+            snapshot_without_dir_attributes(&reference),
+            "{stem}"
+        );
+
+        let flat = p.path(&format!("flat-{stem}"));
+        let mut args = vec!["--output-dir", flat.to_str().unwrap(), "--flatten"];
+        args.extend_from_slice(&exclude);
+        fetch(&args);
+        assert_eq!(
+            snapshot_without_dir_attributes(&flat),
+            snapshot_without_dir_attributes(&reference.join(relpath)),
+            "{stem}"
+        );
+        assert!(flat.join(BACKSLASH_FILE).is_file(), "{stem}");
+    }
+}

@@ -631,3 +631,49 @@ fn input_dir_copies_like_rsync_a() {
     // An input inside the output.
     assert_fails_with(&install("rocm/lib"), 1, "contain one another", "nested");
 }
+
+/// Installed trees are what `tar -x` unpacks from the same archives (GNU tar, PAX format):
+/// sub-second times, modes, a name with a backslash, links; a release tarball to the last
+/// attribute, a run's artifacts (flattened) all but the merged directories' attributes.
+#[test]
+fn installed_trees_are_what_tar_x_unpacks() {
+    use rock_ci_test_support::tar_tree::{
+        BACKSLASH_FILE, exact_snapshot, gnu_tar_artifact, snapshot_without_dir_attributes, tar_x,
+        write_sample_tree,
+    };
+    let f = release_fixture();
+    let src = f.work.path().join("src");
+    write_sample_tree(&src, "opt/rocm", "release");
+    gnu_tar_artifact(&src, "opt", &f.object(ASSET));
+    ok(&f.install(&["--release", "7.15.0a20260722"]));
+    let reference = f.work.path().join("tar");
+    tar_x(&f.object(ASSET), &reference);
+    let out = f.work.path().join("rocm");
+    assert_eq!(exact_snapshot(&out), exact_snapshot(&reference));
+    assert!(out.join("opt/rocm").join(BACKSLASH_FILE).is_file());
+
+    let f = run_fixture(false);
+    let run = f.server.root().join("therock-ci-artifacts/555-linux");
+    let src = f.work.path().join("src");
+    write_sample_tree(&src, "base/stage", "run");
+    let archive = run.join("base_lib_generic.tar.zst");
+    gnu_tar_artifact(&src, "base", &archive);
+    let sha = sha256_hex(&fs_err::read(&archive).unwrap());
+    fs_err::write(
+        run.join("base_lib_generic.tar.zst.sha256sum"),
+        format!("{sha}  base_lib_generic.tar.zst\n"),
+    )
+    .unwrap();
+    ok(&f.install(&["--output-dir", "rocm", "--base-only"]));
+    let reference = f.work.path().join("tar");
+    tar_x(&archive, &reference);
+    let out = f.work.path().join("rocm");
+    let mut installed = snapshot_without_dir_attributes(&out);
+    // The other base artifact of the fixture.
+    installed.retain(|(path, _)| !path.starts_with("lib/llvm"));
+    assert_eq!(
+        installed,
+        snapshot_without_dir_attributes(&reference.join("base/stage"))
+    );
+    assert!(out.join(BACKSLASH_FILE).is_file());
+}

@@ -152,6 +152,34 @@ impl Encoder {
     }
 }
 
+/// The permission bits of a file as stored (on Windows 0755 for directories, else 0644).
+fn own_mode(meta: &std::fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    return std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+    #[cfg(not(unix))]
+    return if meta.is_dir() { 0o755 } else { 0o644 };
+}
+
+/// A modification time as a tar header's whole seconds (0 before the epoch) and, when it has a
+/// fraction or lies before the epoch, the PAX `mtime` record that keeps it exactly: decimal
+/// seconds, the nanoseconds without trailing zeros (`1700000000.123456789`, `1700000000.5`,
+/// `-1.25`).
+pub(crate) fn tar_time(time: std::time::SystemTime) -> (u64, Option<String>) {
+    let record = |sign: &str, d: std::time::Duration| {
+        let mut text = format!("{sign}{}", d.as_secs());
+        if d.subsec_nanos() != 0 {
+            let nanos = format!("{:09}", d.subsec_nanos());
+            text.push('.');
+            text.push_str(nanos.trim_end_matches('0'));
+        }
+        text
+    };
+    match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (d.as_secs(), (d.subsec_nanos() != 0).then(|| record("", d))),
+        Err(e) => (0, Some(record("-", e.duration()))),
+    }
+}
+
 /// A finished archive: where, its SHA-256 and its size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
@@ -264,20 +292,45 @@ impl ArchiveWriter {
     }
 
     /// Adds the regular file, directory or symlink at `path` (not following symlinks) as
-    /// `arcname` with its own permission bits and mtime; owner 0:0 without names.
+    /// `arcname` with its own permission bits and mtime (a fraction of a second in a PAX `mtime`
+    /// record before it); owner 0:0 without names.
     pub fn append_file_as(&mut self, arcname: &str, path: &Path) -> Result<(), Error> {
         self.append_entry(arcname, path, None)
     }
 
-    /// Adds a hard link `arcname` to the member `target` added before.
-    pub fn append_hard_link(&mut self, arcname: &str, target: &str) -> Result<(), Error> {
+    /// Adds a hard link `arcname` to the member `target` added before, with the mode and mtime
+    /// of `path` (the file both name), as Python's `tarfile` stores links: a reader that sets
+    /// the times of links gives the file its own.
+    pub fn append_hard_link(
+        &mut self,
+        arcname: &str,
+        target: &str,
+        path: &Path,
+    ) -> Result<(), Error> {
+        let meta = fs_err::symlink_metadata(path).map_err(|e| FileError::read(path, e))?;
         let mut header = tar::Header::new_gnu();
         header.set_entry_type(tar::EntryType::Link);
         header.set_size(0);
-        header.set_mode(0o644);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mode(own_mode(&meta));
+        let (seconds, pax_mtime) = meta.modified().map_or((0, None), tar_time);
+        header.set_mtime(seconds);
+        self.append_pax_mtime(pax_mtime)?;
         self.builder
             .append_link(&mut header, arcname, target)
             .map_err(|e| FileError::write(&self.dest, e).into())
+    }
+
+    /// The PAX record of an exact mtime, when there is one, before the member it describes (as
+    /// Python's `tarfile` and GNU tar write it).
+    fn append_pax_mtime(&mut self, record: Option<String>) -> Result<(), Error> {
+        if let Some(record) = record {
+            self.builder
+                .append_pax_extensions([("mtime", record.as_bytes())])
+                .map_err(|e| FileError::write(&self.dest, e))?;
+        }
+        Ok(())
     }
 
     /// `mtime` `Some`: normalized mode and that mtime; `None`: the file's own.
@@ -291,16 +344,14 @@ impl ArchiveWriter {
         let mut header = tar::Header::new_gnu();
         header.set_uid(0);
         header.set_gid(0);
-        #[cfg(unix)]
-        let own_mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
-        #[cfg(not(unix))]
-        let own_mode = if meta.is_dir() { 0o755 } else { 0o644 };
-        header.set_mtime(mtime.unwrap_or_else(|| {
-            meta.modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_secs())
-        }));
+        let own_mode = own_mode(&meta);
+        let (seconds, pax_mtime) = match mtime {
+            Some(seconds) => (seconds, None),
+            None => meta.modified().map_or((0, None), tar_time),
+        };
+        header.set_mtime(seconds);
+        // The exact time, when the header's whole seconds cannot hold it.
+        self.append_pax_mtime(pax_mtime)?;
         let keep_mode = mtime.is_none();
         if meta.file_type().is_symlink() {
             let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;

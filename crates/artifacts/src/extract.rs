@@ -58,14 +58,22 @@ pub struct UnsafeMember {
     pub reason: String,
 }
 
+/// What separates the components of a stored name: `/`, as in the archive. On Unix a
+/// backslash is a name character (`back\slash` is one file); on Windows it separates too, and
+/// members whose names hold one are refused (see [`Extractor::entry`]).
+#[cfg(unix)]
+const SEPARATORS: &[char] = &['/'];
+#[cfg(not(unix))]
+const SEPARATORS: &[char] = &['/', '\\'];
+
 /// Splits a stored path into normal components; `None` for absolute paths, drive prefixes,
 /// `..` components, NUL bytes or an empty path.
 fn safe_components(path: &str) -> Option<Vec<&str>> {
-    if path.starts_with('/') || path.starts_with('\\') || path.contains('\0') {
+    if path.starts_with(SEPARATORS) || path.contains('\0') {
         return None;
     }
     let mut parts = Vec::new();
-    for part in path.split(['/', '\\']) {
+    for part in path.split(SEPARATORS) {
         match part {
             "" | "." => {}
             ".." => return None,
@@ -86,17 +94,71 @@ struct Extractor<'a> {
     /// Directories this extraction created or checked (real directories, never links); nothing
     /// can replace them later, so they need no second look.
     dirs: HashSet<PathBuf>,
-    /// Directory members and their archive mtimes, applied once every member is written.
-    dir_times: Vec<(PathBuf, SystemTime)>,
+    /// Directory members' times and modes, applied once every member is written.
+    dir_times: Vec<DirAttributes>,
     /// File contents pass through here (large, so few write calls).
     buffer: Vec<u8>,
     out: Extracted,
 }
 
-/// The modification time a member header records (whole seconds since the epoch).
-fn member_mtime(header: &tar::Header) -> Option<SystemTime> {
-    let secs = header.mtime().ok()?;
+/// A directory member's time and (where the tree stays as stored) mode.
+struct DirAttributes {
+    path: PathBuf,
+    mtime: Option<SystemTime>,
+    /// Applied on Unix only.
+    #[cfg_attr(
+        not(unix),
+        expect(dead_code, reason = "modes are Unix permission bits")
+    )]
+    mode: Option<u32>,
+}
+
+/// The permission bits a member keeps: all but setuid, setgid, sticky and group/other write.
+const KEPT_MODE_BITS: u32 = 0o755;
+
+/// The modification time a member records: its PAX `mtime` record (decimal seconds with a
+/// fraction, as GNU tar and Python's `tarfile` write it) when it has one, else the header's
+/// whole seconds.
+fn member_mtime<R: Read>(entry: &mut tar::Entry<'_, R>) -> Option<SystemTime> {
+    if let Ok(Some(extensions)) = entry.pax_extensions() {
+        let recorded = extensions
+            .flatten()
+            .filter(|e| e.key_bytes() == b"mtime")
+            .find_map(|e| e.value().ok().and_then(parse_pax_time));
+        if recorded.is_some() {
+            return recorded;
+        }
+    }
+    let secs = entry.header().mtime().ok()?;
     SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// A PAX time (`1700000000.123456789`, `1700000000.5`, `-1.25`): decimal seconds since the
+/// epoch; digits past the nanoseconds are dropped. `None` when it is no such number.
+pub(crate) fn parse_pax_time(value: &str) -> Option<SystemTime> {
+    let (negative, digits) = match value.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, value),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let secs: u64 = whole.parse().ok()?;
+    let nanos = fraction
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .fold(0u32, |n, b| n * 10 + u32::from(b - b'0'));
+    let offset = Duration::new(secs, nanos);
+    if negative {
+        SystemTime::UNIX_EPOCH.checked_sub(offset)
+    } else {
+        SystemTime::UNIX_EPOCH.checked_add(offset)
+    }
 }
 
 /// Gives directory `path` the modification time `mtime`. Best effort, as with `tar` and
@@ -113,6 +175,39 @@ fn set_dir_mtime(path: &Path, mtime: SystemTime) {
     if let Ok(dir) = options.open(path) {
         let _ = dir.set_modified(mtime);
     }
+}
+
+/// Gives the symlink `path` itself (not what it points to) the modification time `mtime`, as
+/// `tar -x` does; the access time is left alone. Best effort.
+#[cfg(unix)]
+fn set_symlink_mtime(path: &Path, mtime: SystemTime) {
+    use rustix::fs::{AtFlags, CWD, Timespec, Timestamps, UTIME_OMIT, utimensat};
+    let since_epoch = match mtime.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => (i64::try_from(d.as_secs()).ok(), i64::from(d.subsec_nanos())),
+        Err(e) => {
+            let d = e.duration();
+            let (secs, nanos) = (i64::try_from(d.as_secs()).ok(), i64::from(d.subsec_nanos()));
+            match (secs, nanos) {
+                (Some(s), 0) => (Some(-s), 0),
+                (Some(s), n) => (Some(-s - 1), 1_000_000_000 - n),
+                (None, _) => (None, 0),
+            }
+        }
+    };
+    let (Some(seconds), nanoseconds) = since_epoch else {
+        return;
+    };
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec: seconds,
+            tv_nsec: nanoseconds,
+        },
+    };
+    let _ = utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW);
 }
 
 /// Runs `create` at `path`; when something that is not a directory is already there (an
@@ -133,6 +228,25 @@ fn replace<T>(path: &Path, create: impl Fn(&Path) -> std::io::Result<T>) -> Resu
 }
 
 impl Extractor<'_> {
+    /// The time and mode directory member `entry` gives `path`. The mode only where the tree
+    /// stays as stored ([`Layout::Full`]): a flattened or bootstrapped tree is merged into
+    /// directories the merge makes, and a mode without owner write would stop the merge.
+    fn dir_attributes<R: Read>(
+        &self,
+        path: PathBuf,
+        entry: &mut tar::Entry<'_, R>,
+    ) -> DirAttributes {
+        let mode = (self.layout == Layout::Full)
+            .then(|| entry.header().mode().ok())
+            .flatten()
+            .map(|m| m & KEPT_MODE_BITS);
+        DirAttributes {
+            path,
+            mtime: member_mtime(entry),
+            mode,
+        }
+    }
+
     fn refuse(&self, member: &str, reason: impl Into<String>) -> Error {
         Error::UnsafeMember(UnsafeMember {
             archive: self.archive.to_owned(),
@@ -207,18 +321,18 @@ impl Extractor<'_> {
     fn symlink<R: Read>(
         &mut self,
         member: &str,
-        entry: &tar::Entry<'_, R>,
+        entry: &mut tar::Entry<'_, R>,
         mapped: &[String],
     ) -> Result<(), Error> {
         let target = self.link_target(member, entry)?;
-        if target.starts_with('/') || target.starts_with('\\') {
+        if target.starts_with(SEPARATORS) {
             return Err(self.refuse(member, format!("symlink to absolute path `{target}`")));
         }
         let mut depth: Vec<&str> = mapped[..mapped.len() - 1]
             .iter()
             .map(String::as_str)
             .collect();
-        for part in target.split(['/', '\\']) {
+        for part in target.split(SEPARATORS) {
             match part {
                 "" | "." => {}
                 ".." => {
@@ -234,7 +348,12 @@ impl Extractor<'_> {
         }
         let path = self.prepare(member, mapped)?;
         #[cfg(unix)]
-        replace(&path, |p| std::os::unix::fs::symlink(&target, p))?;
+        {
+            replace(&path, |p| std::os::unix::fs::symlink(&target, p))?;
+            if let Some(mtime) = member_mtime(entry) {
+                set_symlink_mtime(&path, mtime);
+            }
+        }
         #[cfg(not(unix))]
         return Err(self.refuse(member, "symlinks are not supported on this platform"));
         self.out.links_and_dirs += 1;
@@ -279,6 +398,14 @@ impl Extractor<'_> {
         let member = String::from_utf8(entry.path_bytes().into_owned()).map_err(|e| {
             self.refuse(&String::from_utf8_lossy(e.as_bytes()), "path is not UTF-8")
         })?;
+        // A backslash separates names on Windows: such a member would land as another tree.
+        #[cfg(not(unix))]
+        if member.contains('\\') {
+            return Err(self.refuse(
+                &member,
+                "a backslash in a name cannot be kept on this platform",
+            ));
+        }
         let kind = entry.header().entry_type();
         if matches!(
             kind,
@@ -300,9 +427,8 @@ impl Extractor<'_> {
             if self.layout.keeps_paths() {
                 let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
                 fs_err::create_dir_all(&path).map_err(|e| FileError::write(&path, e))?;
-                if let Some(mtime) = member_mtime(entry.header()) {
-                    self.dir_times.push((path, mtime));
-                }
+                let attributes = self.dir_attributes(path, &mut entry);
+                self.dir_times.push(attributes);
             }
             return Ok(());
         }
@@ -313,14 +439,17 @@ impl Extractor<'_> {
         match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let path = self.prepare(&member, &mapped)?;
+                let mtime = member_mtime(&mut entry);
                 let mut options = fs_err::OpenOptions::new();
                 options.write(true).create_new(true);
+                // The stored mode without setuid/setgid/sticky and group/other write; set
+                // again once written, as the umask narrows what `open` creates.
+                #[cfg(unix)]
+                let mode = entry.header().mode().unwrap_or(0o644) & KEPT_MODE_BITS;
                 #[cfg(unix)]
                 {
                     use fs_err::os::unix::fs::OpenOptionsExt as _;
-                    // Keep the execute bits; drop setuid/setgid/sticky and group/other write.
-                    // The umask applies, as with `tar` run by a user.
-                    options.mode((entry.header().mode().unwrap_or(0o644) & 0o755) | 0o600);
+                    options.mode(mode);
                 }
                 let mut file = replace(&path, |p| options.open(p))?;
                 let mut n = 0u64;
@@ -335,8 +464,15 @@ impl Extractor<'_> {
                         .map_err(|e| FileError::write(&path, e))?;
                     n += got as u64;
                 }
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    file.file()
+                        .set_permissions(std::fs::Permissions::from_mode(mode))
+                        .map_err(|e| FileError::write(&path, e))?;
+                }
                 // One call on the open handle; best effort, as with `tar`.
-                if let Some(mtime) = member_mtime(entry.header()) {
+                if let Some(mtime) = mtime {
                     let _ = file.file().set_modified(mtime);
                 }
                 self.out.files += 1;
@@ -348,12 +484,11 @@ impl Extractor<'_> {
                 if !path.is_dir() {
                     replace(&path, |p| std::fs::create_dir(p))?;
                 }
-                if let Some(mtime) = member_mtime(entry.header()) {
-                    self.dir_times.push((path, mtime));
-                }
+                let attributes = self.dir_attributes(path, &mut entry);
+                self.dir_times.push(attributes);
                 self.out.links_and_dirs += 1;
             }
-            tar::EntryType::Symlink => self.symlink(&member, &entry, &mapped)?,
+            tar::EntryType::Symlink => self.symlink(&member, &mut entry, &mapped)?,
             tar::EntryType::Link => self.hardlink(&member, &entry, stored, &mapped)?,
             other => {
                 return Err(self.refuse(&member, format!("unsupported member type {other:?}")));
@@ -370,12 +505,15 @@ impl Extractor<'_> {
 /// `artifact_manifest.txt`, a manifest path with `..` or an absolute path; members with `..`,
 /// absolute paths or not below a manifest path; symlinks whose target is absolute or leaves
 /// the destination; hardlinks to anything but a file extracted earlier from the same archive;
-/// devices, FIFOs and other special members; writing through a symlink. Regular files keep
-/// their execute bits; setuid/setgid/sticky and group/other write bits are dropped.
+/// devices, FIFOs and other special members; writing through a symlink; on Windows, names
+/// with a backslash (on Unix it is a name character, as with `tar -x`).
 ///
-/// Regular files (the manifest included) and directory members keep the archive's
-/// modification times, as with `tar -x`; directories get theirs after every member is written,
-/// deepest first. Symlinks keep the time of extraction.
+/// Regular files keep their stored mode (whatever the umask) less setuid/setgid/sticky and
+/// group/other write; so do directory members with [`Layout::Full`] (other layouts are merged
+/// into directories of their own). Files (the manifest included), directory members and
+/// symlinks keep the archive's modification times to the nanosecond (a PAX `mtime` record,
+/// else the header's seconds), as with `tar -x`; directories get theirs and their modes after
+/// every member is written, deepest first.
 pub fn extract_artifact<R: Read>(
     archive: &str,
     tar_stream: R,
@@ -433,7 +571,7 @@ pub fn extract_artifact<R: Read>(
         let mut file = fs_err::File::create(&path).map_err(|e| FileError::write(&path, e))?;
         std::io::Write::write_all(&mut file, manifest.as_bytes())
             .map_err(|e| FileError::write(&path, e))?;
-        if let Some(mtime) = member_mtime(first.header()) {
+        if let Some(mtime) = member_mtime(&mut first) {
             let _ = file.file().set_modified(mtime);
         }
     }
@@ -476,13 +614,21 @@ impl Extractor<'_> {
             self.entry(entry)?;
         }
         let mut ex = self;
-        // Writing into a directory changes its mtime: directories get theirs last, deepest first.
-        // (Symlinks keep the time of extraction, as with Python's `tarfile`: the standard library
-        // cannot set a link's own times.)
+        // Writing into a directory changes its mtime, and a mode without owner write would
+        // stop the writing: directories get both last, deepest first (the time before the
+        // mode, which may forbid opening the directory).
         ex.dir_times
-            .sort_by_key(|(path, _)| std::cmp::Reverse(path.components().count()));
-        for (path, mtime) in &ex.dir_times {
-            set_dir_mtime(path, *mtime);
+            .sort_by_key(|d| std::cmp::Reverse(d.path.components().count()));
+        for dir in &ex.dir_times {
+            if let Some(mtime) = dir.mtime {
+                set_dir_mtime(&dir.path, mtime);
+            }
+            #[cfg(unix)]
+            if let Some(mode) = dir.mode {
+                use std::os::unix::fs::PermissionsExt as _;
+                fs_err::set_permissions(&dir.path, std::fs::Permissions::from_mode(mode))
+                    .map_err(|e| FileError::write(&dir.path, e))?;
+            }
         }
         Ok(ex.out)
     }

@@ -170,8 +170,8 @@ fn keeps_exec_bits_and_drops_dangerous_ones() {
     assert_eq!(mode("s/data"), 0o644);
 }
 
-/// Files and directories keep the archive's mtimes (directories too, although members are
-/// written into them after their own member), in both layouts.
+/// Files, directories and symlinks keep the archive's mtimes (directories too, although
+/// members are written into them after their own member), in every layout.
 #[test]
 fn keeps_member_mtimes() {
     use tar::EntryType::{Directory, Regular, Symlink};
@@ -222,7 +222,7 @@ fn keeps_member_mtimes() {
         let dir = tempfile::tempdir().unwrap();
         extract_artifact("t.tar.zst", &data[..], dir.path(), layout).unwrap();
         let mut checked = 0;
-        for (name, kind, want) in members {
+        for (name, _, want) in members {
             let stored = name.trim_end_matches('/');
             let rel = match layout {
                 Layout::Full | Layout::Bootstrap => stored,
@@ -231,15 +231,10 @@ fn keeps_member_mtimes() {
                     None => continue,
                 },
             };
-            // Symlinks keep the time of extraction (as with Python's `tarfile`).
-            if *kind == Symlink {
-                assert!(mtime(&dir.path().join(rel)) > *want, "{layout:?} {name}");
-                continue;
-            }
             assert_eq!(mtime(&dir.path().join(rel)), *want, "{layout:?} {name}");
             checked += 1;
         }
-        assert_eq!(checked, if layout.keeps_paths() { 8 } else { 5 });
+        assert_eq!(checked, if layout.keeps_paths() { 9 } else { 6 });
     }
 }
 
@@ -320,4 +315,110 @@ fn hostile_members_are_refused() {
         }
     }
     assert!(!Path::new("/tmp/evil-rockci").exists());
+}
+
+/// On Unix a backslash is a name character: `back\\slash` is one file (and a symlink's target
+/// may name it), in every layout; on Windows such a member is refused, naming it.
+#[test]
+fn a_backslash_is_part_of_a_name() {
+    let data = raw_tar(&[
+        manifest("p/stage\n"),
+        ("p/stage/share/back\\slash", REG, None, b"kept"),
+        (
+            "p/stage/share/link",
+            tar::EntryType::Symlink,
+            Some("back\\slash"),
+            b"",
+        ),
+        // Not a way out: one name, not `..` twice.
+        (
+            "p/stage/share/odd",
+            tar::EntryType::Symlink,
+            Some("..\\..\\x"),
+            b"",
+        ),
+    ]);
+    for layout in [Layout::Full, Layout::Flatten, Layout::Bootstrap] {
+        let dir = tempfile::tempdir().unwrap();
+        let result = extract_artifact("b_lib_generic.tar.zst", &data[..], dir.path(), layout);
+        let share = if layout.keeps_paths() {
+            dir.path().join("p/stage/share")
+        } else {
+            dir.path().join("share")
+        };
+        #[cfg(unix)]
+        {
+            result.unwrap();
+            assert_eq!(fs_err::read(share.join("back\\slash")).unwrap(), b"kept");
+            assert!(!share.join("back").exists(), "{layout:?}");
+            assert_eq!(
+                fs_err::read(share.join("link")).unwrap(),
+                b"kept",
+                "{layout:?}"
+            );
+            assert_eq!(
+                fs_err::read_link(share.join("odd")).unwrap(),
+                Path::new("..\\..\\x")
+            );
+        }
+        #[cfg(not(unix))]
+        {
+            let err = result.unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("Refusing member `p/stage/share/back\\slash`"),
+                "{err}"
+            );
+            assert!(err.to_string().contains("backslash"), "{err}");
+            assert!(!share.join("back").exists(), "{layout:?}");
+        }
+    }
+}
+
+/// PAX times: decimal seconds, the fraction to the nanosecond, before the epoch too; written as
+/// read.
+#[test]
+fn pax_times_read_and_write() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let at = |secs, nanos| UNIX_EPOCH + Duration::new(secs, nanos);
+    for (text, want) in [
+        ("1700000000.123456789", Some(at(1_700_000_000, 123_456_789))),
+        ("1700000000.1234567", Some(at(1_700_000_000, 123_456_700))),
+        ("1700000000.5", Some(at(1_700_000_000, 500_000_000))),
+        ("1700000000", Some(at(1_700_000_000, 0))),
+        ("1700000000.0", Some(at(1_700_000_000, 0))),
+        (
+            "1700000000.1234567891",
+            Some(at(1_700_000_000, 123_456_789)),
+        ),
+        ("-1.25", Some(UNIX_EPOCH - Duration::new(1, 250_000_000))),
+        ("", None),
+        ("x", None),
+        ("1.2.3", None),
+        (".5", None),
+        ("1e9", None),
+    ] {
+        assert_eq!(parse_pax_time(text), want, "{text}");
+    }
+    for (time, header, record) in [
+        (
+            at(1_700_000_000, 123_456_789),
+            1_700_000_000,
+            Some("1700000000.123456789"),
+        ),
+        (
+            at(1_700_000_000, 500_000_000),
+            1_700_000_000,
+            Some("1700000000.5"),
+        ),
+        (at(1_700_000_000, 0), 1_700_000_000, None),
+        (UNIX_EPOCH - Duration::new(1, 250_000_000), 0, Some("-1.25")),
+        (UNIX_EPOCH - Duration::new(3, 0), 0, Some("-3")),
+    ] {
+        let (seconds, written) = crate::archive::tar_time(time);
+        assert_eq!((seconds, written.as_deref()), (header, record));
+        if let Some(text) = written {
+            assert_eq!(parse_pax_time(&text), Some(time));
+        }
+    }
 }

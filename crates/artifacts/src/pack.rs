@@ -65,7 +65,7 @@ pub fn pack_artifact_dir(
                 && let Some(id) = hard_link_id(&entry.path)?
             {
                 if let Some(first) = inodes.get(&id) {
-                    writer.append_hard_link(&arcname, first)?;
+                    writer.append_hard_link(&arcname, first, &entry.path)?;
                     members += 1;
                     continue;
                 }

@@ -14,6 +14,7 @@ mod http_server;
 pub mod rocm;
 pub mod s3;
 mod server_thread;
+pub mod tar_tree;
 mod tls_proxy;
 
 use std::path::Path;
