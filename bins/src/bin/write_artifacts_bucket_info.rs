@@ -2,7 +2,6 @@
 //! IAM role to assume for writing to it and its region as the step outputs `bucket`,
 //! `iam_role` and `aws_region` (what `configure_aws_artifacts_credentials` reads).
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
