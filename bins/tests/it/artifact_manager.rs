@@ -1182,6 +1182,16 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
             .unwrap_or_else(|| panic!("no line for core_lib_generic: {text}"))
             .to_owned()
     };
+    // Nothing of the fetch's own in the artifacts directory: only the artifacts.
+    let only_artifacts = |n: usize| {
+        let dir = p.path(&format!("out{n}/artifacts"));
+        let hidden: Vec<String> = fs_err::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with('.'))
+            .collect();
+        assert!(hidden.is_empty(), "{}: {hidden:?}", dir.display());
+    };
     // Verified from the recorded digest, in every mode.
     for (n, mode) in modes.iter().enumerate() {
         let (code, text) = fetch(n, mode, &[]);
@@ -1191,6 +1201,8 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
             "{mode:?}: {text}"
         );
     }
+    only_artifacts(0);
+    assert!(p.path("out0/.artifacts.rock-ci-fetch").is_dir());
     // Another body under the recorded digest fails verification.
     let original = p.server.read(bucket, key);
     let other = p.server.read(bucket, "33-linux/base_lib_generic.tar.zst");
@@ -1210,6 +1222,9 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
             text.contains("core_lib_generic.tar.zst` cannot be verified"),
             "{mode:?}: {text}"
         );
+        if mode.is_empty() {
+            only_artifacts(20 + n);
+        }
         let (code, text) = fetch(30 + n, mode, &["--allow-unverified"]);
         assert_eq!(code, Some(0), "{mode:?}: {text}");
         assert!(
