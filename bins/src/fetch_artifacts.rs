@@ -52,6 +52,8 @@ pub struct Request {
     pub mode: Mode,
     /// Read from this local staging directory instead of S3.
     pub local_staging_dir: Option<PathBuf>,
+    /// Use archives that cannot be verified instead of failing on them (`--allow-unverified`).
+    pub allow_unverified: bool,
     /// No progress bars.
     pub quiet: bool,
 }
@@ -101,7 +103,9 @@ async fn backend(
     if let Some(staging) = &request.local_staging_dir {
         let root =
             WorkflowOutputRoot::for_local(Some(&request.run_id), Some(request.platform), None)?;
-        return Ok(ArtifactBackend::local(staging, root)?);
+        return Ok(
+            ArtifactBackend::local(staging, root)?.allow_unverified(request.allow_unverified)
+        );
     }
     let run = crate::RunRequest {
         run_id: request.run_id.clone(),
@@ -117,7 +121,7 @@ async fn backend(
         lookup,
     )
     .await?;
-    Ok(ArtifactBackend::s3(client, root))
+    Ok(ArtifactBackend::s3(client, root).allow_unverified(request.allow_unverified))
 }
 
 /// Runs the fetch. Progress goes to `out`. Every selected artifact is attempted; if any could
@@ -276,20 +280,7 @@ pub fn totals_line(
     wall: std::time::Duration,
     retries: u64,
 ) -> String {
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "sizes and rates for display, to a tenth"
-    )]
-    let mib = bytes as f64 / 1_048_576.0;
-    let secs = wall.as_secs_f64();
-    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
-    let retry_text = match retries {
-        1 => "1 retry".to_owned(),
-        n => format!("{n} retries"),
-    };
-    format!(
-        "Fetched {done} of {total} artifacts ({mib:.1} MiB) in {secs:.1} s ({rate:.1} MiB/s), {retry_text}"
-    )
+    crate::progress::totals_line("Fetched", (done, total), "artifacts", bytes, wall, retries)
 }
 
 /// Fetches one artifact; `slots` are the unpacking permits, the directory where archives wait
@@ -308,7 +299,7 @@ async fn fetch_one(
         if verified {
             "sha256 verified"
         } else {
-            "no sidecar, not verified"
+            "not verified: no sidecar or recorded SHA-256 (--allow-unverified)"
         }
     };
     if request.mode == Mode::Archives {

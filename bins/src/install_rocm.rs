@@ -57,6 +57,8 @@ pub struct Request {
     pub download_concurrency: usize,
     /// Artifacts unpacked at once in run mode.
     pub extract_concurrency: usize,
+    /// Run mode: use archives that cannot be verified (`--allow-unverified`).
+    pub allow_unverified: bool,
     /// No progress bars.
     pub quiet: bool,
 }
@@ -310,6 +312,7 @@ async fn run_mode(
         dry_run: into.is_none(),
         mode: crate::fetch_artifacts::Mode::Flatten,
         local_staging_dir: None,
+        allow_unverified: request.allow_unverified,
         quiet: request.quiet,
     };
     crate::fetch_artifacts::run(&fetch, lookup, out).await?;

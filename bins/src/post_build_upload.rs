@@ -176,11 +176,19 @@ pub fn summary_lines(
     lines
 }
 
+/// Where and how a run uploads: the run's root, the backend, and the progress reporter that
+/// counts the transfers for the totals line.
+struct Target {
+    root: WorkflowOutputRoot,
+    backend: StorageBackend,
+    progress: std::sync::Arc<crate::progress::Progress>,
+}
+
 /// The run's root and the backend to upload with, when uploading.
 async fn upload_target(
     plan: &Plan,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<Option<(WorkflowOutputRoot, StorageBackend)>> {
+) -> anyhow::Result<Option<Target>> {
     if !plan.upload {
         return Ok(None);
     }
@@ -197,15 +205,20 @@ async fn upload_target(
         dry_run: plan.dry_run,
         ..TransferOptions::default()
     };
-    let backend = crate::uploads::backend(
+    let progress = std::sync::Arc::new(crate::progress::Progress::for_stderr(plan.quiet));
+    let backend = crate::uploads::backend_reporting(
         plan.output_dir.as_deref(),
         options,
         selection.config().region(),
-        plan.quiet,
+        progress.clone(),
         lookup,
     )
     .await?;
-    Ok(Some((root, backend)))
+    Ok(Some(Target {
+        root,
+        backend,
+        progress,
+    }))
 }
 
 /// Uploads the manifest; a missing one is an error naming its path.
@@ -246,7 +259,7 @@ pub async fn run(
     let target = upload_target(plan, lookup).await?;
 
     if plan.preflight {
-        let Some((root, backend)) = &target else {
+        let Some(Target { root, backend, .. }) = &target else {
             bail!("--preflight needs --upload and --run-id");
         };
         crate::uploads::preflight(backend, &root.root(), plan.output_dir.as_deref(), out).await?;
@@ -270,10 +283,16 @@ pub async fn run(
         writeln!(out, "[ERROR] {e:#}")?;
         failures.push(e.context("Failed to archive the ccache logs"));
     }
-    let Some((root, backend)) = target else {
+    let Some(Target {
+        root,
+        backend,
+        progress,
+    }) = target
+    else {
         return crate::uploads::combine(failures);
     };
 
+    let started = std::time::Instant::now();
     header(out, "Upload log", 10)?;
     let logs = upload_logs(&backend, &root, plan, out).await;
     if let Err(e) = &logs {
@@ -284,6 +303,21 @@ pub async fn run(
     let manifest = upload_manifest(&backend, &root, plan, out).await;
     if let Err(e) = &manifest {
         writeln!(out, "[ERROR] {e:#}")?;
+    }
+    if !plan.dry_run {
+        let tally = progress.tally();
+        writeln!(
+            out,
+            "{}",
+            crate::progress::totals_line(
+                "Uploaded",
+                (tally.finished, tally.started),
+                "files",
+                tally.bytes,
+                started.elapsed(),
+                backend.retries(),
+            )
+        )?;
     }
 
     header(out, "Write github actions build summary", 20)?;

@@ -83,6 +83,47 @@ pub struct Progress {
     next: AtomicUsize,
     /// The overall bar, with the number of files not yet done.
     overall: Option<(ProgressBar, AtomicUsize)>,
+    /// Transfers started and finished, and the bytes moved, bars or not.
+    started: AtomicUsize,
+    finished: AtomicUsize,
+    bytes: std::sync::atomic::AtomicU64,
+}
+
+/// What a [`Progress`] saw: transfers started and finished, and the bytes moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// Transfers started.
+    pub started: usize,
+    /// Transfers finished.
+    pub finished: usize,
+    /// Bytes moved.
+    pub bytes: u64,
+}
+
+/// The closing line of a transfer tool: `{verb} {done} of {total} {noun} ({MiB}) in {s} s
+/// ({MiB/s}), {retries}`, the same for fetches and uploads.
+pub fn totals_line(
+    verb: &str,
+    (done, total): (usize, usize),
+    noun: &str,
+    bytes: u64,
+    wall: Duration,
+    retries: u64,
+) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "sizes and rates for display, to a tenth"
+    )]
+    let mib = bytes as f64 / 1_048_576.0;
+    let secs = wall.as_secs_f64();
+    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
+    let retry_text = match retries {
+        1 => "1 retry".to_owned(),
+        n => format!("{n} retries"),
+    };
+    format!(
+        "{verb} {done} of {total} {noun} ({mib:.1} MiB) in {secs:.1} s ({rate:.1} MiB/s), {retry_text}"
+    )
 }
 
 impl Progress {
@@ -97,6 +138,18 @@ impl Progress {
             bars: Mutex::new(HashMap::new()),
             next: AtomicUsize::new(1),
             overall: None,
+            started: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            bytes: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The transfers seen so far.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            started: self.started.load(Ordering::Relaxed),
+            finished: self.finished.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -137,6 +190,7 @@ impl Progress {
 impl Reporter for Progress {
     fn on_transfer_start(&self, name: &str, size: u64) -> usize {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.started.fetch_add(1, Ordering::Relaxed);
         if let Some(multi) = &self.multi {
             let bar = multi.add(ProgressBar::new(size));
             bar.set_style(
@@ -155,6 +209,7 @@ impl Reporter for Progress {
     }
 
     fn on_transfer_progress(&self, id: usize, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
         if let Some(bar) = self.bars().get(&id) {
             bar.inc(bytes);
         }
@@ -164,6 +219,7 @@ impl Reporter for Progress {
     }
 
     fn on_transfer_complete(&self, id: usize) {
+        self.finished.fetch_add(1, Ordering::Relaxed);
         if let Some(bar) = self.bars().remove(&id) {
             bar.finish_and_clear();
         }

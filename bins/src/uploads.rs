@@ -77,6 +77,17 @@ pub async fn backend(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<StorageBackend, storage_backend::Error> {
     let progress = Arc::new(crate::progress::Progress::for_stderr(quiet));
+    backend_reporting(output_dir, options, region, progress, lookup).await
+}
+
+/// [`backend`] reporting to `progress`, which the caller keeps to tell the totals.
+pub async fn backend_reporting(
+    output_dir: Option<&Path>,
+    options: TransferOptions,
+    region: &str,
+    progress: Arc<crate::progress::Progress>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<StorageBackend, storage_backend::Error> {
     if let Some(dir) = output_dir {
         return Ok(StorageBackend::local(dir, options).with_reporter(progress));
     }

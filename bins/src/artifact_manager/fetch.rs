@@ -56,6 +56,8 @@ pub struct FetchRequest {
     pub exclude_artifacts: String,
     /// `--allow-empty`: finding no archive at all is not an error.
     pub allow_empty: bool,
+    /// `--allow-unverified`: use archives that cannot be verified instead of failing on them.
+    pub allow_unverified: bool,
     /// No progress bars.
     pub quiet: bool,
 }
@@ -143,9 +145,11 @@ pub async fn fetch(request: &FetchRequest, lines: &Lines) -> anyhow::Result<()> 
         .filter(|e| chosen.contains(&e.file_name))
         .map(|e| e.size)
         .sum();
-    let backend = backend.with_reporter(Arc::new(
-        crate::progress::Progress::for_stderr(request.quiet).with_totals(chosen.len(), bytes),
-    ));
+    let backend = backend
+        .with_reporter(Arc::new(
+            crate::progress::Progress::for_stderr(request.quiet).with_totals(chosen.len(), bytes),
+        ))
+        .allow_unverified(request.allow_unverified);
     transfer(request, &backend, chosen, lines).await
 }
 
@@ -315,7 +319,8 @@ async fn fetch_one(
     let (source, cached_line) = match &request.download_cache_dir {
         Some(cache) => {
             let (line, _) = download_cached(backend, key, cache).await?;
-            let cached = ArtifactBackend::local_dir(cache, backend.root().clone());
+            let cached = ArtifactBackend::local_dir(cache, backend.root().clone())
+                .allow_unverified(request.allow_unverified);
             (Some(cached), Some(line))
         }
         None => (None, None),
@@ -343,7 +348,7 @@ async fn fetch_one(
     let check = if got.verified {
         "sha256 verified"
     } else {
-        "no sidecar, not verified"
+        "not verified: no sidecar or recorded SHA-256 (--allow-unverified)"
     };
     let mut line = format!("  ++ {verb} {key} ({} files, {check})", got.extracted.files);
     if let Some(cached) = cached_line {
@@ -374,7 +379,7 @@ async fn download_cached(
     let check = if got.verified {
         "sha256 verified"
     } else {
-        "no sidecar, not verified"
+        "not verified: no sidecar or recorded SHA-256 (--allow-unverified)"
     };
     Ok((
         format!("  ++ Downloaded {key} ({check})"),

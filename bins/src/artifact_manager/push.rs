@@ -154,17 +154,26 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
     ));
     let cache = request.build_dir.join(".upload_cache");
     fs_err::create_dir_all(&cache)?;
-    let (compressed, uploaded, failures) =
+    let total = jobs.len();
+    let started = std::time::Instant::now();
+    let (compressed, (uploaded, bytes), failures) =
         run_jobs(request, &backend, jobs, &cache, compress_count, lines).await;
     lines.line(format!(
         "\nCompressed {compressed} artifacts, uploaded {uploaded}"
+    ));
+    lines.line(crate::progress::totals_line(
+        "Uploaded",
+        (uploaded, total),
+        "artifacts",
+        bytes,
+        started.elapsed(),
+        backend.retries(),
     ));
     if failures.is_empty() {
         // Kept after a failure: the archives written so far are there for a look or a rerun.
         fs_err::remove_dir_all(&cache)?;
         return Ok(());
     }
-    let total = uploaded + failures.len();
     let message = format!(
         "Only uploaded {uploaded}/{total} artifacts - {} failed: {}",
         failures.len(),
@@ -175,7 +184,7 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
 }
 
 /// Compresses (a few at a time, each zstd on several threads) and uploads (as each archive is
-/// ready); returns (compressed, uploaded, failed keys sorted).
+/// ready); returns (compressed, (uploaded, their bytes), failed keys sorted).
 async fn run_jobs(
     request: &PushRequest,
     backend: &artifact_backend::ArtifactBackend,
@@ -183,7 +192,7 @@ async fn run_jobs(
     cache: &std::path::Path,
     compress_count: usize,
     lines: &Lines,
-) -> (usize, usize, Vec<String>) {
+) -> (usize, (usize, u64), Vec<String>) {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let parallel = request
         .compress_concurrency
@@ -193,6 +202,7 @@ async fn run_jobs(
     let compress_permits = Arc::new(tokio::sync::Semaphore::new(parallel));
     let mut compressed = 0;
     let mut uploaded = 0;
+    let mut bytes = 0;
     let mut failures = Vec::new();
     // Pre-compressed archives first, then the directories.
     let mut ordered: Vec<(String, Job)> = jobs.into_iter().collect();
@@ -222,7 +232,7 @@ async fn run_jobs(
                             }
                             Err(e) => {
                                 lines.line(format!("  !! Failed to compress {name}: {e:#}"));
-                                return (key, false, Err(anyhow::Error::new(e)));
+                                return (key, false, 0, Err(anyhow::Error::new(e)));
                             }
                         }
                     }
@@ -236,19 +246,27 @@ async fn run_jobs(
                     )),
                     Err(e) => lines.line(format!("  !! Failed to upload {key}: {e:#}")),
                 }
-                (key, was_compressed, result.map(|_| ()).map_err(Into::into))
+                (
+                    key,
+                    was_compressed,
+                    size,
+                    result.map(|_| ()).map_err(Into::into),
+                )
             }
         })
         .buffer_unordered(request.upload_concurrency.max(1) + parallel);
-    while let Some((key, was_compressed, result)) = results.next().await {
+    while let Some((key, was_compressed, size, result)) = results.next().await {
         if was_compressed {
             compressed += 1;
         }
         match result {
-            Ok(()) => uploaded += 1,
+            Ok(()) => {
+                uploaded += 1;
+                bytes += size;
+            }
             Err(_) => failures.push(key),
         }
     }
     failures.sort();
-    (compressed, uploaded, failures)
+    (compressed, (uploaded, bytes), failures)
 }

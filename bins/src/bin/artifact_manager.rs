@@ -154,6 +154,10 @@ struct FetchArgs {
     /// Finding no archive at all for the request is not an error.
     #[arg(long)]
     allow_empty: bool,
+    /// Use archives that cannot be verified (no `.sha256sum` sidecar and no SHA-256 recorded
+    /// with the object) instead of failing on them.
+    #[arg(long)]
+    allow_unverified: bool,
 }
 
 #[derive(Debug, Args)]
@@ -310,6 +314,7 @@ async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()>
                 exclude_components: a.exclude_components,
                 exclude_artifacts: a.exclude_artifacts,
                 allow_empty: a.allow_empty,
+                allow_unverified: a.allow_unverified,
                 quiet,
             };
             am::fetch(&request, lines).await

@@ -67,6 +67,10 @@ struct Args {
     /// Read the artifacts from this local staging directory instead of S3 (no GitHub look-up).
     #[arg(long)]
     local_staging_dir: Option<PathBuf>,
+    /// Use archives that cannot be verified (no `.sha256sum` sidecar and no SHA-256 recorded
+    /// with the object) instead of failing on them.
+    #[arg(long)]
+    allow_unverified: bool,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,
     #[command(flatten)]
@@ -97,6 +101,7 @@ pub(crate) fn main() -> ExitCode {
             Mode::Extract
         },
         local_staging_dir: args.local_staging_dir,
+        allow_unverified: args.allow_unverified,
         quiet: args.log.quiet,
     };
     let lookup = args.limits.over(github_actions::process_env);

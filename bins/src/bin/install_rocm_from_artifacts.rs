@@ -58,6 +58,10 @@ struct Args {
     /// Artifacts downloaded at once (run mode).
     #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<usize>())]
     download_concurrency: usize,
+    /// Run mode: use archives that cannot be verified (no `.sha256sum` sidecar and no SHA-256
+    /// recorded with the object) instead of failing on them.
+    #[arg(long)]
+    allow_unverified: bool,
     #[command(flatten)]
     selection: Selection,
     #[command(flatten)]
@@ -102,6 +106,7 @@ pub(crate) fn main() -> ExitCode {
         platform: Platform::host(),
         download_concurrency: args.download_concurrency.max(1),
         extract_concurrency: cores,
+        allow_unverified: args.allow_unverified,
         quiet: args.log.quiet,
     };
     let lookup = args.limits.over(github_actions::process_env);

@@ -157,6 +157,42 @@ impl Store {
         keys
     }
 
+    /// Deletes `{bucket}/{key}`.
+    fn delete(&self, bucket: &str, key: &str) {
+        self.with_storage(async |s| {
+            s.client()
+                .sdk()
+                .delete_object()
+                .bucket(bucket)
+                .key(key)
+                .send()
+                .await
+                .unwrap();
+        });
+    }
+
+    /// Writes `data` as `{bucket}/{key}` as another tool would: no sidecar, and `sha256` as
+    /// the recorded digest only when given.
+    fn put_raw(&self, bucket: &str, key: &str, data: Vec<u8>, sha256: Option<&str>) {
+        self.with_storage(async |s| {
+            s.client()
+                .sdk()
+                .put_object()
+                .bucket(bucket)
+                .key(key)
+                .set_metadata(sha256.map(|sha| {
+                    std::collections::HashMap::from([(
+                        storage_backend::SHA256_METADATA_KEY.to_owned(),
+                        sha.to_owned(),
+                    )])
+                }))
+                .body(data.into())
+                .send()
+                .await
+                .unwrap();
+        });
+    }
+
     /// The bytes of `{bucket}/{key}`.
     fn read(&self, bucket: &str, key: &str) -> Vec<u8> {
         let loc = storage_backend::StorageLocation::new(bucket, key);
@@ -1032,6 +1068,170 @@ fn the_terminal_display_moves_mid_transfer() {
         drawn.contains("core_lib_generic.tar.zst"),
         "a bar per transfer in flight: {drawn}"
     );
+}
+
+/// `push` through a proxy that answers some PUTs with 503 and resets others: every retry is
+/// logged as `++ Retry i/N for LOCATION: reason` at the default level and the closing totals
+/// line counts them, as a fetch does; everything arrives.
+#[test]
+fn push_retries_are_logged_and_counted() {
+    let p = Pipeline::new();
+    let b1 = foundation_build(&p);
+    let proxy = FaultProxy::start(
+        p.server.addr(),
+        FaultPlan::new()
+            .rule(Rule::new(Fault::Status503).method("PUT").every(3))
+            .rule(Rule::new(Fault::ResetBeforeHeaders).method("PUT").every(4)),
+    );
+    let endpoint = proxy.endpoint();
+    let env: &[(&str, &str)] = &[
+        ("AWS_ENDPOINT_URL", &endpoint),
+        ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+    ];
+    let out = p.run(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            b1.to_str().unwrap(),
+            "--platform",
+            "linux",
+            "--run-id",
+            "31",
+        ],
+        env,
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let injected = proxy.injected_total();
+    assert!(injected >= 3, "only {injected} faults");
+    let retries = stderr.lines().filter(|l| l.contains("++ Retry ")).count() as u64;
+    assert_eq!(retries, injected, "{stderr}");
+    assert!(
+        stderr.contains("++ Retry 1/4 for s3://therock-ci-artifacts/31-linux/"),
+        "{stderr}"
+    );
+    let totals = stdout
+        .lines()
+        .find(|l| l.starts_with("Uploaded 4 of 4 artifacts ("))
+        .unwrap_or_else(|| panic!("no totals line: {stdout}"));
+    assert!(
+        totals.ends_with(&format!(" MiB/s), {injected} retries")),
+        "{totals}"
+    );
+    assert_eq!(p.server.keys("therock-ci-artifacts", "31-linux").len(), 8);
+}
+
+/// A push stopped between an archive and its `.sha256sum`: every consumer verifies the archive
+/// against the SHA-256 the upload recorded with the object (a different body fails), and
+/// refuses an archive with neither unless `--allow-unverified`, in every mode.
+#[test]
+fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
+    let p = Pipeline::new();
+    let b1 = foundation_build(&p);
+    // Damaged bytes are fetched again once, not four times.
+    let env: &[(&str, &str)] = &[
+        ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+        ("ROCK_CI_MAX_ATTEMPTS", "2"),
+    ];
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            b1.to_str().unwrap(),
+            "--platform",
+            "linux",
+            "--run-id",
+            "33",
+        ],
+        env,
+    );
+    let bucket = "therock-ci-artifacts";
+    let key = "33-linux/core_lib_generic.tar.zst";
+    p.server.delete(bucket, &format!("{key}.sha256sum"));
+    let modes: [&[&str]; 4] = [&[], &["--flatten"], &["--bootstrap"], &["--no-extract"]];
+    let fetch = |n: usize, mode: &[&str], extra: &[&str]| {
+        let out_dir = p.path(&format!("out{n}"));
+        let mut args = vec![
+            "fetch",
+            "--stage",
+            "libs",
+            "--amdgpu-families",
+            "gfx94X-dcgpu",
+            "--run-id",
+            "33",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(extra);
+        let out = p.run(&args, env);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), format!("{stdout}\n{stderr}"))
+    };
+    let core_line = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("core_lib_generic.tar.zst (") && l.contains("++ "))
+            .unwrap_or_else(|| panic!("no line for core_lib_generic: {text}"))
+            .to_owned()
+    };
+    // Nothing of the fetch's own in the artifacts directory: only the artifacts.
+    let only_artifacts = |n: usize| {
+        let dir = p.path(&format!("out{n}/artifacts"));
+        let hidden: Vec<String> = fs_err::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with('.'))
+            .collect();
+        assert!(hidden.is_empty(), "{}: {hidden:?}", dir.display());
+    };
+    // Verified from the recorded digest, in every mode.
+    for (n, mode) in modes.iter().enumerate() {
+        let (code, text) = fetch(n, mode, &[]);
+        assert_eq!(code, Some(0), "{mode:?}: {text}");
+        assert!(
+            core_line(&text).contains("sha256 verified"),
+            "{mode:?}: {text}"
+        );
+    }
+    only_artifacts(0);
+    assert!(p.path("out0/.artifacts.rock-ci-fetch").is_dir());
+    // Another body under the recorded digest fails verification.
+    let original = p.server.read(bucket, key);
+    let other = p.server.read(bucket, "33-linux/base_lib_generic.tar.zst");
+    p.server
+        .put_raw(bucket, key, other.clone(), Some(&sha256_hex(&original)));
+    for (n, mode) in modes.iter().enumerate() {
+        let (code, text) = fetch(10 + n, mode, &[]);
+        assert_eq!(code, Some(1), "{mode:?}: {text}");
+        assert!(text.contains("Checksum mismatch"), "{mode:?}: {text}");
+    }
+    // Neither sidecar nor recorded digest: refused, named, unless --allow-unverified.
+    p.server.put_raw(bucket, key, original, None);
+    for (n, mode) in modes.iter().enumerate() {
+        let (code, text) = fetch(20 + n, mode, &[]);
+        assert_eq!(code, Some(1), "{mode:?}: {text}");
+        assert!(
+            text.contains("core_lib_generic.tar.zst` cannot be verified"),
+            "{mode:?}: {text}"
+        );
+        if mode.is_empty() {
+            only_artifacts(20 + n);
+        }
+        let (code, text) = fetch(30 + n, mode, &["--allow-unverified"]);
+        assert_eq!(code, Some(0), "{mode:?}: {text}");
+        assert!(
+            core_line(&text).contains("not verified"),
+            "{mode:?}: {text}"
+        );
+    }
 }
 
 /// Fetched trees, in every mode, are what `tar -x` unpacks from the same archives: one pushed

@@ -135,6 +135,35 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// The archive without a sidecar (and no SHA-256 recorded with it) is refused, named; the
+/// others land, and nothing else: no records, no temporaries.
+#[test]
+fn an_archive_that_cannot_be_verified_fails_unless_allowed() {
+    let f = fixture();
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--amdgpu-targets",
+        " gfx942, ",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("1 of the selected artifacts could not be fetched")
+            && stderr.contains("fft_lib_gfx942.tar.zst` cannot be verified")
+            && stderr.contains("--allow-unverified"),
+        "{stderr}"
+    );
+    assert_eq!(
+        names(&f.out()),
+        [
+            "amd-llvm_lib_generic",
+            "blas_lib_gfx94X-dcgpu",
+            "blas_test_gfx94X-dcgpu",
+        ]
+    );
+}
+
 #[test]
 fn selects_by_group_and_targets_and_extracts() {
     let f = fixture();
@@ -143,6 +172,7 @@ fn selects_by_group_and_targets_and_extracts() {
         "gfx94X-dcgpu",
         "--amdgpu-targets",
         " gfx942, ",
+        "--allow-unverified",
     ]);
     assert!(
         out.status.success(),
@@ -155,15 +185,20 @@ fn selects_by_group_and_targets_and_extracts() {
         stdout.contains("Matching artifact target families: ['generic', 'gfx942', 'gfx94X-dcgpu']"),
         "{stdout}"
     );
+    // Exactly what the reference leaves: one directory per artifact. The verified copies are
+    // recorded beside the output directory.
     assert_eq!(
         names(&f.out()),
         [
-            ".rock-ci-fetch",
             "amd-llvm_lib_generic",
             "blas_lib_gfx94X-dcgpu",
             "blas_test_gfx94X-dcgpu",
             "fft_lib_gfx942"
         ]
+    );
+    assert_eq!(
+        names(&f.work.path().join("build/.artifacts.rock-ci-fetch")).len(),
+        3
     );
     assert_eq!(
         fs_err::read_to_string(
@@ -181,7 +216,7 @@ fn selects_by_group_and_targets_and_extracts() {
     assert!(stdout.contains("sha256 verified"), "{stdout}");
     assert!(
         stdout.contains("fft_lib_gfx942.tar.zst' to 'fft_lib_gfx942' (")
-            && stdout.contains("no sidecar, not verified"),
+            && stdout.contains("not verified: no sidecar or recorded SHA-256"),
         "{stdout}"
     );
 
@@ -191,6 +226,7 @@ fn selects_by_group_and_targets_and_extracts() {
         "gfx94X-dcgpu",
         "--amdgpu-targets",
         "gfx942",
+        "--allow-unverified",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -342,7 +378,7 @@ fn corrupted_artifact_fails_the_run_after_the_others() {
         "{stderr}"
     );
     // The good one is there; nothing of the bad one, no leftovers.
-    assert_eq!(names(&f.out()), [".rock-ci-fetch", "amd-llvm_lib_generic"]);
+    assert_eq!(names(&f.out()), ["amd-llvm_lib_generic"]);
 }
 
 #[test]
@@ -507,7 +543,7 @@ fn interrupted_fetch_then_rerun() {
     let out = f.run(&["big_lib"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("sha256 verified"));
-    assert_eq!(names(&f.out()), [".rock-ci-fetch", "big_lib_generic"]);
+    assert_eq!(names(&f.out()), ["big_lib_generic"]);
     assert_eq!(
         fs_err::read_to_string(f.out().join("big_lib_generic/big/stage/data.bin")).unwrap(),
         noise

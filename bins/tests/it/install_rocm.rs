@@ -165,7 +165,19 @@ fn variant_groups_fetch_their_per_target_shards() {
     let run = f.server.root().join("therock-ci-artifacts/555-linux");
     let variant = "blas_lib_gfx94X-dcgpu-asan.tar.zst";
     fs_err::copy(run.join("blas_lib_gfx94X-dcgpu.tar.zst"), run.join(variant)).unwrap();
-    let stdout = ok(&f.install_group("gfx94X-dcgpu-asan", &["--output-dir", "rocm", "--blas"]));
+    // The copy has no sidecar and no recorded SHA-256: refused, named, nothing installed.
+    let out = f.install_group("gfx94X-dcgpu-asan", &["--output-dir", "rocm", "--blas"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains(&format!("{variant}` cannot be verified")),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!f.work.path().join("rocm/lib").exists());
+    let stdout = ok(&f.install_group(
+        "gfx94X-dcgpu-asan",
+        &["--output-dir", "rocm", "--blas", "--allow-unverified"],
+    ));
     assert!(
         stdout.contains(
             "Auto-deriving --amdgpu-targets from family 'gfx94X-dcgpu' of variant group \

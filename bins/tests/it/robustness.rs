@@ -215,6 +215,57 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
     assert!(proxy.injected(Fault::Status500) >= 2);
 }
 
+/// Uploads through a proxy that answers some PUTs with 503 and resets others: each retry is
+/// logged as `++ Retry i/N for LOCATION: reason` at the default level, and the closing totals
+/// line counts them, as a fetch does.
+#[test]
+fn upload_retries_are_logged_and_counted() {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new()
+            .rule(Rule::new(Fault::Status503).method("PUT").every(3))
+            .rule(Rule::new(Fault::ResetBeforeHeaders).method("PUT").every(4)),
+    );
+    let t = tempfile::tempdir().unwrap();
+    let build = t.path().join("build");
+    for i in 0..12 {
+        let rel = format!("logs/part{i:02}.log");
+        fs_err::create_dir_all(build.join(&rel).parent().unwrap()).unwrap();
+        fs_err::write(build.join(rel), format!("log {i}")).unwrap();
+    }
+    let manifest = build.join("base/aux-overlay/build/therock_manifest.json");
+    fs_err::create_dir_all(manifest.parent().unwrap()).unwrap();
+    fs_err::write(&manifest, "{}").unwrap();
+    let env = crate::common::through_proxy(&server, &proxy, None);
+    let out = Command::new(crate::common::tool("post_build_upload"))
+        .args(upload(&[]))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let injected = proxy.injected_total();
+    assert!(injected >= 4, "only {injected} faults");
+    let retries = stderr.lines().filter(|l| l.contains("++ Retry ")).count() as u64;
+    assert_eq!(retries, injected, "{stderr}");
+    assert!(
+        stderr.contains("++ Retry 1/4 for s3://therock-ci-artifacts/5-linux/"),
+        "{stderr}"
+    );
+    let totals = stdout
+        .lines()
+        .find(|l| l.starts_with("Uploaded 13 of 13 files ("))
+        .unwrap_or_else(|| panic!("no totals line: {stdout}"));
+    assert!(
+        totals.ends_with(&format!(" MiB/s), {injected} retries")),
+        "{totals}"
+    );
+}
+
 /// A password in the endpoint URL, the secret key and a GitHub token appear in no output of
 /// an upload and a fetch at any log level, `-vvv` included (where the S3 SDK traces its
 /// configuration, request spans and signing).

@@ -30,6 +30,13 @@ fn https() -> Https {
         "math-libs/BLAS/stage",
         &[("lib/libblas.so", "blas over TLS")],
     );
+    // Its sidecar, so that the fetch verifies it.
+    let sha = rock_ci_test_support::sha256_hex(&fs_err::read(&archive).unwrap());
+    fs_err::write(
+        archive.with_extension("zst.sha256sum"),
+        format!("{sha}  blas_lib_generic.tar.zst\n"),
+    )
+    .unwrap();
     let github = HttpServer::start(|_| {
         Reply::json(
             200,

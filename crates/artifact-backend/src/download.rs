@@ -128,8 +128,59 @@ fn hash_prefix(path: &Path) -> Result<(Sha256, u64), Error> {
 }
 
 impl ArtifactBackend {
-    /// The digest in the artifact's `.sha256sum` sidecar, `None` without one.
+    /// The SHA-256 artifact `key` must have: the digest in its `.sha256sum` sidecar, else
+    /// (in S3) the one its upload recorded in the object's metadata
+    /// ([`storage_backend::SHA256_METADATA_KEY`]), so that an archive whose sidecar never
+    /// arrived (an upload stopped in between) can still be verified. `None` with neither.
     pub async fn expected_sha256(&self, key: &str) -> Result<Option<String>, Error> {
+        if let Some(sha) = self.sidecar_sha256(key).await? {
+            return Ok(Some(sha));
+        }
+        match self {
+            ArtifactBackend::S3(b) => {
+                let loc = b.root.artifact(key);
+                let Some(head) = b.storage().head_object(&loc).await? else {
+                    return Err(Error::NotFound(loc.s3_uri()));
+                };
+                match head.sha256 {
+                    None => Ok(None),
+                    Some(recorded) => storage_backend::parse_sha256sum(&recorded)
+                        .map(Some)
+                        .ok_or_else(|| {
+                            Error::InvalidSidecar(format!(
+                                "{} (metadata `{}`)",
+                                loc.s3_uri(),
+                                storage_backend::SHA256_METADATA_KEY
+                            ))
+                        }),
+                }
+            }
+            ArtifactBackend::Local(_) => Ok(None),
+        }
+    }
+
+    /// [`ArtifactBackend::expected_sha256`], where having none is [`Error::Unverifiable`]
+    /// unless unverified archives are allowed.
+    pub(crate) async fn required_sha256(&self, key: &str) -> Result<Option<String>, Error> {
+        let expected = self.expected_sha256(key).await?;
+        if expected.is_some() || self.allows_unverified() {
+            return Ok(expected);
+        }
+        Err(match self {
+            ArtifactBackend::S3(_) => Error::Unverifiable(self.location(key).s3_uri()),
+            ArtifactBackend::Local(b) => {
+                let path = b.base_path.join(key).display().to_string();
+                if b.base_path.join(key).is_file() {
+                    Error::Unverifiable(path)
+                } else {
+                    Error::NotFound(path)
+                }
+            }
+        })
+    }
+
+    /// The digest in the artifact's `.sha256sum` sidecar, `None` without one.
+    async fn sidecar_sha256(&self, key: &str) -> Result<Option<String>, Error> {
         let text = match self {
             ArtifactBackend::S3(b) => b
                 .storage()
@@ -190,7 +241,7 @@ impl ArtifactBackend {
     async fn download_artifact_once(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
         let dir = dest.parent().unwrap_or(Path::new(".")).to_path_buf();
         fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
-        let expected = self.expected_sha256(key).await?;
+        let expected = self.required_sha256(key).await?;
         let downloaded = match self {
             ArtifactBackend::Local(b) => {
                 let src = b.base_path.join(key);

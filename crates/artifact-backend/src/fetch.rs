@@ -13,9 +13,20 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{ArtifactBackend, Error};
 
-/// Directory of an output directory recording which extracted artifacts were verified: one
-/// `{archive}.sha256` per artifact, holding the digest its directory was unpacked from.
+/// The suffix of the directory beside an output directory `{parent}/{name}` that records which
+/// extracted artifacts were verified, `{parent}/.{name}.rock-ci-fetch` ([`verified_dir`]): one
+/// `{archive}.sha256` per artifact, holding the digest its directory was unpacked from. Earlier
+/// versions kept it inside the output directory, as `{output}/.rock-ci-fetch`.
 pub const VERIFIED_DIR: &str = ".rock-ci-fetch";
+
+/// Where the verified copies in `output_dir` are recorded: `.{name}.rock-ci-fetch` beside it,
+/// so that the output holds only what the archives hold. `None` for a directory without a
+/// parent (`/`).
+pub fn verified_dir(output_dir: &Path) -> Option<PathBuf> {
+    let absolute = fs_err::canonicalize(output_dir).unwrap_or_else(|_| output_dir.to_path_buf());
+    let name = absolute.file_name()?.to_string_lossy().into_owned();
+    Some(absolute.parent()?.join(format!(".{name}{VERIFIED_DIR}")))
+}
 
 /// Parts (one ranged GET, one whole small object, or 1 MiB of a local file) waiting between
 /// the download and the unpacking thread.
@@ -460,22 +471,36 @@ fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) ->
 }
 
 /// Where the digest of `key`'s verified, extracted copy in `output_dir` is recorded.
-fn verified_marker(output_dir: &Path, key: &str) -> PathBuf {
-    output_dir.join(VERIFIED_DIR).join(format!("{key}.sha256"))
+fn verified_marker(output_dir: &Path, key: &str) -> Option<PathBuf> {
+    Some(verified_dir(output_dir)?.join(format!("{key}.sha256")))
 }
 
 /// Records that `key`'s directory in `output_dir` was unpacked from content with `sha256`
-/// (through a temporary file and a rename).
-fn record_verified(output_dir: &Path, key: &str, sha256: &str) -> Result<(), Error> {
-    let marker = verified_marker(output_dir, key);
-    let dir = output_dir.join(VERIFIED_DIR);
-    fs_err::create_dir_all(&dir).map_err(|e| FileError::write(&dir, e))?;
-    crate::download::write_atomic(&marker, format!("{sha256}\n").as_bytes())
+/// (through a temporary file and a rename). The record only saves a later fetch work: where
+/// it cannot be written (no parent, an unwritable parent) the fetch goes on without it.
+fn record_verified(output_dir: &Path, key: &str, sha256: &str) {
+    let (Some(dir), Some(marker)) = (verified_dir(output_dir), verified_marker(output_dir, key))
+    else {
+        return;
+    };
+    let written = fs_err::create_dir_all(&dir)
+        .map_err(|e| FileError::write(&dir, e).into())
+        .and_then(|()| crate::download::write_atomic(&marker, format!("{sha256}\n").as_bytes()));
+    if let Err(e) = written {
+        tracing::info!(
+            "Not recording the verified copy of {key} (a later fetch unpacks it again): {e}"
+        );
+    }
 }
 
 /// Removes the temporary `.{name}.*.partial` directories that interrupted fetches left in
-/// `output_dir` (a missing directory has none).
+/// `output_dir` (a missing directory has none), and the verification records that earlier
+/// versions kept inside it (`{output}/.rock-ci-fetch`; they are now kept beside it).
 pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
+    let legacy = output_dir.join(VERIFIED_DIR);
+    if legacy.is_dir() {
+        fs_err::remove_dir_all(&legacy).map_err(|e| FileError::write(&legacy, e))?;
+    }
     let Ok(entries) = fs_err::read_dir(output_dir) else {
         return Ok(());
     };
@@ -495,13 +520,14 @@ pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
 
 impl ArtifactBackend {
     /// Whether `{output_dir}/{name}` holds artifact `key` as it is now: unpacked by an earlier
-    /// verified fetch from content whose digest the artifact's sidecar still gives. Without a
-    /// sidecar nothing counts as current.
+    /// verified fetch (recorded in [`verified_dir`]) from content whose digest the artifact's
+    /// sidecar (or recorded SHA-256) still gives. Without either nothing counts as current.
     pub async fn extracted_is_current(&self, key: &str, output_dir: &Path) -> Result<bool, Error> {
         if !output_dir.join(extract_dir_name(key)).is_dir() {
             return Ok(false);
         }
-        let Ok(recorded) = fs_err::read_to_string(verified_marker(output_dir, key)) else {
+        let Some(Ok(recorded)) = verified_marker(output_dir, key).map(fs_err::read_to_string)
+        else {
             return Ok(false);
         };
         Ok(self.expected_sha256(key).await?.as_deref() == Some(recorded.trim()))
@@ -509,13 +535,15 @@ impl ArtifactBackend {
 
     /// Streams artifact `key` into `output_dir`: downloaded (or read), hashed, decompressed
     /// and unpacked at once into a temporary directory beside the destination, verified
-    /// against the `.sha256sum` sidecar, then moved into place: `{output_dir}/{name}` for
+    /// against the `.sha256sum` sidecar (else the SHA-256 recorded with the object; with
+    /// neither, [`Error::Unverifiable`] before anything is fetched unless
+    /// [`ArtifactBackend::allow_unverified`]), then moved into place: `{output_dir}/{name}` for
     /// [`Layout::Full`] (replacing an earlier copy), merged into `output_dir` for
     /// [`Layout::Flatten`] (conflicts checked through `index`). No archive touches the disk;
     /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
     /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
-    /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`VERIFIED_DIR`] so that
-    /// [`ArtifactBackend::extracted_is_current`] knows it.
+    /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`verified_dir`] (beside
+    /// the output) so that [`ArtifactBackend::extracted_is_current`] knows it.
     ///
     /// From S3, a fetch whose bytes arrived damaged (a digest that does not match, an archive
     /// that does not decode, a body cut short after the storage retries) is started again
@@ -591,7 +619,7 @@ impl ArtifactBackend {
         fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
         let expected = match downloaded {
             Some(_) => None,
-            None => self.expected_sha256(key).await?,
+            None => self.required_sha256(key).await?,
         };
         let temp = file_tree::temp_dir_in(output_dir, extract_dir_name(key))
             .map_err(|e| FileError::write(output_dir, e))?;
@@ -632,13 +660,24 @@ impl ArtifactBackend {
             let path = match layout {
                 Layout::Full => {
                     let dest = output.join(extract_dir_name(&key_owned));
+                    // The record of the copy being replaced goes first: it must never vouch
+                    // for what replaces it.
+                    if let Some(marker) = verified_marker(&output, &key_owned)
+                        && let Err(e) = fs_err::remove_file(&marker)
+                        && !matches!(
+                            e.kind(),
+                            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                        )
+                    {
+                        return Err(FileError::write(&marker, e).into());
+                    }
                     if fs_err::symlink_metadata(&dest).is_ok() {
                         fs_err::remove_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
                     }
                     fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
                     let _moved = temp.keep();
                     if verified {
-                        record_verified(&output, &key_owned, &sha256)?;
+                        record_verified(&output, &key_owned, &sha256);
                     }
                     dest
                 }

@@ -1,9 +1,11 @@
 //! A CI run's build artifacts in S3 or a local staging directory.
 //!
 //! [`ArtifactBackend`] lists the artifact archives at the top level of a run's prefix,
-//! downloads one with verification against its `.sha256sum` sidecar (written to a temporary
-//! file beside the destination and renamed only once verified; an interrupted download resumes
-//! with a ranged GET), uploads one with its sidecar, copies one between runs server-side, and
+//! downloads one with verification against its `.sha256sum` sidecar, else the SHA-256 recorded
+//! with the object at upload (written to a temporary file beside the destination and renamed
+//! only once verified; an interrupted download resumes with a ranged GET; an archive with
+//! neither is refused unless [`ArtifactBackend::allow_unverified`]), uploads one with its
+//! sidecar, copies one between runs server-side, and
 //! answers whether one exists without mistaking errors for absence.
 //!
 //! ```
@@ -36,7 +38,7 @@ mod fetch;
 pub use env::{EnvVars, backend_from_env};
 pub use fetch::{
     Fetched, FlattenIndex, PREBUILT_SUFFIX, Unpacking, VERIFIED_DIR, extract_dir_name,
-    remove_stale_partials,
+    remove_stale_partials, verified_dir,
 };
 
 /// Errors of artifact operations; each names the artifact or file at fault.
@@ -64,6 +66,13 @@ pub enum Error {
     /// A sidecar without a digest.
     #[error("Invalid sha256sum file `{0}`: expected a 64-digit hex digest first")]
     InvalidSidecar(String),
+    /// An archive with neither a `.sha256sum` sidecar nor a SHA-256 recorded with the object,
+    /// refused because unverified archives are not allowed
+    /// ([`ArtifactBackend::allow_unverified`]).
+    #[error(
+        "`{0}` cannot be verified: it has no .sha256sum sidecar and no SHA-256 recorded with it (an upload that stopped half-way?); pass --allow-unverified to use it anyway"
+    )]
+    Unverifiable(String),
     /// Copy between different kinds of backends.
     #[error("Cannot copy from a {from} backend to a {to} backend")]
     IncompatibleBackends {
@@ -184,6 +193,7 @@ pub struct S3Artifacts {
     client: S3Client,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
+    allow_unverified: bool,
 }
 
 impl S3Artifacts {
@@ -202,6 +212,7 @@ pub struct LocalArtifacts {
     base_path: PathBuf,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
+    allow_unverified: bool,
 }
 
 /// The archives of `archives` without a sidecar, and the sidecars of `sidecars` (named by
@@ -248,6 +259,7 @@ impl ArtifactBackend {
             client,
             root,
             reporter: Arc::new(NoReporter),
+            allow_unverified: false,
         })
     }
 
@@ -262,6 +274,7 @@ impl ArtifactBackend {
             base_path,
             root,
             reporter: Arc::new(NoReporter),
+            allow_unverified: false,
         }))
     }
 
@@ -272,6 +285,7 @@ impl ArtifactBackend {
             base_path: dir.to_path_buf(),
             root,
             reporter: Arc::new(NoReporter),
+            allow_unverified: false,
         })
     }
 
@@ -283,6 +297,25 @@ impl ArtifactBackend {
             ArtifactBackend::Local(b) => b.reporter = reporter,
         }
         self
+    }
+
+    /// Whether an archive with neither a `.sha256sum` sidecar nor a SHA-256 recorded with the
+    /// object is fetched (unverified, reported as such) instead of refused with
+    /// [`Error::Unverifiable`] (the default).
+    #[must_use]
+    pub fn allow_unverified(mut self, allow: bool) -> Self {
+        match &mut self {
+            ArtifactBackend::S3(b) => b.allow_unverified = allow,
+            ArtifactBackend::Local(b) => b.allow_unverified = allow,
+        }
+        self
+    }
+
+    fn allows_unverified(&self) -> bool {
+        match self {
+            ArtifactBackend::S3(b) => b.allow_unverified,
+            ArtifactBackend::Local(b) => b.allow_unverified,
+        }
     }
 
     /// Transfers retried so far (by this backend's S3 client and its clones; none locally).
@@ -493,12 +526,17 @@ impl ArtifactBackend {
                     .await?;
             }
             ArtifactBackend::Local(b) => {
-                let dest = b.base_path.join(key);
-                download::copy_verified(source, &dest, None).await?;
+                // The sidecar first: a staging directory has no object metadata to carry the
+                // digest, so an archive must never appear there without its sidecar (an
+                // upload stopped in between leaves a sidecar without its archive, which the
+                // listing reports).
+                fs_err::create_dir_all(&b.base_path)
+                    .map_err(|e| FileError::write(&b.base_path, e))?;
                 download::write_atomic(
                     &b.base_path.join(sidecar_key(key)),
                     sidecar_text.as_bytes(),
                 )?;
+                download::copy_verified(source, &b.base_path.join(key), Some(sha.clone())).await?;
             }
         }
         Ok(sha)
@@ -533,12 +571,13 @@ impl ArtifactBackend {
                 if !from.is_file() {
                     return Err(Error::NotFound(from.display().to_string()));
                 }
-                download::copy_verified(&from, &dst.base_path.join(key), None).await?;
+                // The sidecar before the archive, as an upload writes them.
                 let sidecar = src.base_path.join(sidecar_key(key));
                 if sidecar.is_file() {
                     download::copy_verified(&sidecar, &dst.base_path.join(sidecar_key(key)), None)
                         .await?;
                 }
+                download::copy_verified(&from, &dst.base_path.join(key), None).await?;
                 Ok(())
             }
             _ => Err(Error::IncompatibleBackends {

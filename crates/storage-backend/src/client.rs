@@ -70,9 +70,9 @@ pub struct ClientOptions {
     pub anonymous: Anonymous,
     /// Static credentials instead of the default chain.
     pub credentials: Option<Credentials>,
-    /// Attempts per request (SDK standard retry mode: exponential backoff with jitter;
-    /// permanent errors are not retried). A transfer that still fails, or whose body breaks
-    /// off, is tried again as many times from where it broke, each retry logged.
+    /// Attempts per request, made by [`S3Client::retry`] (the SDK's own retries are off):
+    /// transient failures only, with a doubling backoff; a body that breaks off is asked for
+    /// again from where it broke. Each retry is logged and counted.
     pub max_attempts: u32,
     /// Delay before the first retry (doubled per retry, with jitter, up to 20 s).
     pub initial_backoff: Duration,
@@ -243,11 +243,10 @@ impl S3Client {
                 .build_https();
             let mut loader = aws_config::defaults(BehaviorVersion::latest())
                 .http_client(http_client)
-                .retry_config(
-                    RetryConfig::standard()
-                        .with_max_attempts(options.max_attempts)
-                        .with_initial_backoff(options.initial_backoff),
-                )
+                // One retry layer: ours ([`S3Client::retry`]), which logs and counts each retry
+                // and resumes a body from the byte reached. Retries inside the SDK would be
+                // silent and multiply the attempts.
+                .retry_config(RetryConfig::disabled())
                 .timeout_config(
                     TimeoutConfig::builder()
                         .connect_timeout(options.connect_timeout)

@@ -192,7 +192,19 @@ where
                 .is_some_and(|c| crate::client::is_untrusted_certificate(c))
             {
                 S3ErrorKind::UntrustedCertificate
-            } else if d.is_io() || d.is_timeout() {
+            } else if d.is_io()
+                || d.is_timeout()
+                // A connection closed before the response (a reset), as the connector
+                // classifies it.
+                || matches!(
+                    d.as_other(),
+                    Some(
+                        aws_smithy_types::retry::ErrorKind::TransientError
+                            | aws_smithy_types::retry::ErrorKind::ServerError
+                            | aws_smithy_types::retry::ErrorKind::ThrottlingError
+                    )
+                )
+            {
                 S3ErrorKind::Unreachable
             } else if format!("{d:?}").contains("credentials") {
                 S3ErrorKind::Auth
@@ -222,8 +234,19 @@ where
                 _,
             )
             | (_, Some(401 | 403)) => S3ErrorKind::Auth,
-            (Some("SlowDown" | "ServiceUnavailable" | "InternalError"), _)
-            | (_, Some(500..=599)) => S3ErrorKind::Unavailable,
+            (
+                Some(
+                    "SlowDown"
+                    | "ServiceUnavailable"
+                    | "InternalError"
+                    | "RequestTimeout"
+                    | "Throttling"
+                    | "ThrottlingException"
+                    | "TooManyRequests",
+                ),
+                _,
+            )
+            | (_, Some(429 | 500..=599)) => S3ErrorKind::Unavailable,
             // A success status whose body could not be understood: damaged on the way.
             (None, Some(200..=299)) => S3ErrorKind::BadResponse,
             _ => S3ErrorKind::Other,

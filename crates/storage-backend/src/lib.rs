@@ -316,6 +316,14 @@ impl StorageBackend {
         self
     }
 
+    /// Requests retried so far by this backend's S3 client and its clones (none locally).
+    pub fn retries(&self) -> u64 {
+        match self {
+            StorageBackend::S3(b) => b.client().retries(),
+            StorageBackend::Local(_) => 0,
+        }
+    }
+
     /// The transfer options.
     pub fn options(&self) -> &TransferOptions {
         &self.common().options

@@ -550,18 +550,22 @@ impl S3StorageBackend {
 
     /// Creates `bucket`; one that already exists and is ours is fine.
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), Error> {
-        match self.sdk().create_bucket().bucket(bucket).send().await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.as_service_error().and_then(ProvideErrorMetadata::code),
-                    Some("BucketAlreadyOwnedByYou" | "BucketAlreadyExists")
-                ) =>
-            {
-                Ok(())
+        let location = format!("s3://{bucket}");
+        self.retrying("create bucket", &location, 0, || async {
+            match self.sdk().create_bucket().bucket(bucket).send().await {
+                Ok(_) => Ok(()),
+                Err(e)
+                    if matches!(
+                        e.as_service_error().and_then(ProvideErrorMetadata::code),
+                        Some("BucketAlreadyOwnedByYou" | "BucketAlreadyExists")
+                    ) =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(Error::s3("create bucket", location.clone(), e)),
             }
-            Err(e) => Err(Error::s3("create bucket", format!("s3://{bucket}"), e)),
-        }
+        })
+        .await
     }
 
     /// The SHA-256 an object is known to have: our upload metadata, else its `.sha256sum`
@@ -653,15 +657,18 @@ impl S3StorageBackend {
         id: usize,
     ) -> Result<(), Error> {
         let created = self
-            .sdk()
-            .create_multipart_upload()
-            .bucket(dest.bucket())
-            .key(dest.relative_path())
-            .content_type(content_type)
-            .metadata(SHA256_METADATA_KEY, sha)
-            .send()
-            .await
-            .map_err(|e| Error::s3("start multipart upload", dest.s3_uri(), e))?;
+            .retrying("start multipart upload", &dest.s3_uri(), 0, || async {
+                self.sdk()
+                    .create_multipart_upload()
+                    .bucket(dest.bucket())
+                    .key(dest.relative_path())
+                    .content_type(content_type)
+                    .metadata(SHA256_METADATA_KEY, sha)
+                    .send()
+                    .await
+                    .map_err(|e| Error::s3("start multipart upload", dest.s3_uri(), e))
+            })
+            .await?;
         let upload_id = created.upload_id().unwrap_or_default().to_owned();
         let part_size = part_size_for(size, self.common.options.part_size);
         let parts: Vec<(i32, u64, u64)> = (0..size.div_ceil(part_size))
@@ -739,31 +746,37 @@ impl S3StorageBackend {
         let completed = match parts {
             Ok(mut parts) => {
                 parts.sort_by_key(CompletedPart::part_number);
-                self.sdk()
-                    .complete_multipart_upload()
-                    .bucket(dest.bucket())
-                    .key(dest.relative_path())
-                    .upload_id(upload_id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .set_parts(Some(parts))
-                            .build(),
-                    )
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| Error::s3("complete multipart upload", location, e))
+                let completed = CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build();
+                self.retrying("complete multipart upload", &location, 0, || async {
+                    self.sdk()
+                        .complete_multipart_upload()
+                        .bucket(dest.bucket())
+                        .key(dest.relative_path())
+                        .upload_id(upload_id)
+                        .multipart_upload(completed.clone())
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| Error::s3("complete multipart upload", location.clone(), e))
+                })
+                .await
             }
             Err(e) => Err(e),
         };
         if completed.is_err() {
             let abort = self
-                .sdk()
-                .abort_multipart_upload()
-                .bucket(dest.bucket())
-                .key(dest.relative_path())
-                .upload_id(upload_id)
-                .send()
+                .retrying("abort multipart upload", &dest.s3_uri(), 0, || async {
+                    self.sdk()
+                        .abort_multipart_upload()
+                        .bucket(dest.bucket())
+                        .key(dest.relative_path())
+                        .upload_id(upload_id)
+                        .send()
+                        .await
+                        .map_err(|e| Error::s3("abort multipart upload", dest.s3_uri(), e))
+                })
                 .await;
             if let Err(e) = abort {
                 tracing::warn!(
@@ -817,15 +830,18 @@ impl S3StorageBackend {
         let size = head.size;
         let id = self.common.reporter.on_transfer_start(&dst.s3_uri(), size);
         if size <= MAX_SINGLE_COPY.min(self.common.options.multipart_copy_threshold) {
-            self.sdk()
-                .copy_object()
-                .copy_source(&copy_source)
-                .bucket(dst.bucket())
-                .key(dst.relative_path())
-                .metadata_directive(MetadataDirective::Copy)
-                .send()
-                .await
-                .map_err(|e| Error::s3("copy", location, e))?;
+            self.retrying("copy", &location, 0, || async {
+                self.sdk()
+                    .copy_object()
+                    .copy_source(&copy_source)
+                    .bucket(dst.bucket())
+                    .key(dst.relative_path())
+                    .metadata_directive(MetadataDirective::Copy)
+                    .send()
+                    .await
+                    .map_err(|e| Error::s3("copy", location.clone(), e))
+            })
+            .await?;
         } else {
             self.multipart_copy(&copy_source, (src, &head), dst).await?;
         }
@@ -845,15 +861,18 @@ impl S3StorageBackend {
         let size = head.size;
         let location = format!("{} -> {}", src.s3_uri(), dst.s3_uri());
         let created = self
-            .sdk()
-            .create_multipart_upload()
-            .bucket(dst.bucket())
-            .key(dst.relative_path())
-            .set_content_type(head.content_type.clone())
-            .set_metadata(Some(head.metadata.clone()))
-            .send()
-            .await
-            .map_err(|e| Error::s3("start multipart copy", location.clone(), e))?;
+            .retrying("start multipart copy", &location, 0, || async {
+                self.sdk()
+                    .create_multipart_upload()
+                    .bucket(dst.bucket())
+                    .key(dst.relative_path())
+                    .set_content_type(head.content_type.clone())
+                    .set_metadata(Some(head.metadata.clone()))
+                    .send()
+                    .await
+                    .map_err(|e| Error::s3("start multipart copy", location.clone(), e))
+            })
+            .await?;
         let upload_id = created.upload_id().unwrap_or_default().to_owned();
         let part_size = part_size_for(
             size,
@@ -873,20 +892,22 @@ impl S3StorageBackend {
             .map(|(number, start, end)| {
                 let (upload_id, location) = (upload_id.clone(), location.clone());
                 async move {
+                    let part = format!("{location} part {number}");
                     let out = self
-                        .sdk()
-                        .upload_part_copy()
-                        .bucket(dst.bucket())
-                        .key(dst.relative_path())
-                        .upload_id(upload_id)
-                        .part_number(number)
-                        .copy_source(copy_source)
-                        .copy_source_range(format!("bytes={start}-{end}"))
-                        .send()
-                        .await
-                        .map_err(|e| {
-                            Error::s3("copy part", format!("{location} part {number}"), e)
-                        })?;
+                        .retrying("copy part", &part, 0, || async {
+                            self.sdk()
+                                .upload_part_copy()
+                                .bucket(dst.bucket())
+                                .key(dst.relative_path())
+                                .upload_id(&upload_id)
+                                .part_number(number)
+                                .copy_source(copy_source)
+                                .copy_source_range(format!("bytes={start}-{end}"))
+                                .send()
+                                .await
+                                .map_err(|e| Error::s3("copy part", part.clone(), e))
+                        })
+                        .await?;
                     Ok(CompletedPart::builder()
                         .part_number(number)
                         .set_e_tag(
@@ -993,19 +1014,23 @@ impl S3StorageBackend {
             }
             crate::Direction::Download => {
                 let rel = location.relative_path();
-                self.sdk()
-                    .list_objects_v2()
-                    .bucket(location.bucket())
-                    .prefix(if rel.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}/", rel.trim_end_matches('/'))
-                    })
-                    .max_keys(1)
-                    .send()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| Error::s3("preflight download from", location.s3_uri(), e))
+                let prefix = if rel.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", rel.trim_end_matches('/'))
+                };
+                self.retrying("preflight download from", &location.s3_uri(), 0, || async {
+                    self.sdk()
+                        .list_objects_v2()
+                        .bucket(location.bucket())
+                        .prefix(prefix.clone())
+                        .max_keys(1)
+                        .send()
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| Error::s3("preflight download from", location.s3_uri(), e))
+                })
+                .await
             }
         }
     }

@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use artifact_backend::{ArtifactBackend, Error, FlattenIndex, VERIFIED_DIR};
+use artifact_backend::{ArtifactBackend, Error, FlattenIndex, VERIFIED_DIR, verified_dir};
 use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
 use rock_ci_test_support::s3::SECRET_KEY;
@@ -22,9 +22,20 @@ fn entries(dir: &Path) -> Vec<String> {
 /// is recorded and known to be current while the sidecar agrees; re-fetching replaces both;
 /// the leftovers of an interrupted fetch are removed, nothing else.
 async fn verified_copy_is_recorded(b: &ArtifactBackend, out: &Path, sha256: &str) {
-    // The verified copy is recorded, and known to be current while the sidecar agrees.
-    assert_eq!(entries(out), [VERIFIED_DIR, "fft_lib_gfx942"]);
-    let marker = out.join(VERIFIED_DIR).join("fft_lib_gfx942.tar.xz.sha256");
+    // The verified copy is recorded beside the output, which holds only what the archive
+    // holds, and known to be current while the sidecar agrees.
+    assert_eq!(entries(out), ["fft_lib_gfx942"]);
+    let records = verified_dir(out).unwrap();
+    assert_eq!(
+        records,
+        fs_err::canonicalize(out.parent().unwrap())
+            .unwrap()
+            .join(format!(
+                ".{}{VERIFIED_DIR}",
+                out.file_name().unwrap().to_string_lossy()
+            ))
+    );
+    let marker = records.join("fft_lib_gfx942.tar.xz.sha256");
     assert_eq!(
         fs_err::read_to_string(&marker).unwrap(),
         format!("{sha256}\n")
@@ -44,21 +55,34 @@ async fn verified_copy_is_recorded(b: &ArtifactBackend, out: &Path, sha256: &str
     b.fetch_extracted("fft_lib_gfx942.tar.xz", out, Layout::Full, Arc::default())
         .await
         .unwrap();
-    assert_eq!(entries(out), [VERIFIED_DIR, "fft_lib_gfx942"]);
+    assert_eq!(entries(out), ["fft_lib_gfx942"]);
     assert!(
         b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
             .await
             .unwrap()
     );
-    // Leftovers of an interrupted fetch go; everything else stays.
+    // Leftovers of an interrupted fetch go, and the records earlier versions kept inside the
+    // output; everything else stays.
     fs_err::create_dir_all(out.join(".fft_lib_gfx942.AbC123.partial/sub")).unwrap();
+    fs_err::create_dir_all(out.join(VERIFIED_DIR)).unwrap();
+    fs_err::write(out.join(VERIFIED_DIR).join("x.tar.xz.sha256"), "0\n").unwrap();
     fs_err::write(out.join(".keep.partial"), "a file, not a fetch's directory").unwrap();
     artifact_backend::remove_stale_partials(out).unwrap();
-    assert_eq!(
-        entries(out),
-        [".keep.partial", VERIFIED_DIR, "fft_lib_gfx942"]
-    );
+    assert_eq!(entries(out), [".keep.partial", "fft_lib_gfx942"]);
     fs_err::remove_file(out.join(".keep.partial")).unwrap();
+    // Where the records cannot be written, the fetch still succeeds, unrecorded.
+    fs_err::remove_dir_all(&records).unwrap();
+    fs_err::write(&records, "in the way").unwrap();
+    b.fetch_extracted("fft_lib_gfx942.tar.xz", out, Layout::Full, Arc::default())
+        .await
+        .unwrap();
+    assert_eq!(entries(out), ["fft_lib_gfx942"]);
+    assert!(
+        !b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
+            .await
+            .unwrap()
+    );
+    fs_err::remove_file(&records).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,7 +180,9 @@ async fn streamed_fetch_extracts_flattens_and_verifies() {
 async fn corrupted_or_hostile_archives_leave_nothing() {
     let server = S3Server::start();
     server.create_bucket("bkt");
-    let b = ArtifactBackend::s3(client(&server, SECRET_KEY).await, root("bkt", "", "51"));
+    let b = ArtifactBackend::s3(client(&server, SECRET_KEY).await, root("bkt", "", "51"))
+        // Unverifiable archives are let through, so that their contents are checked.
+        .allow_unverified(true);
     let t = tempfile::tempdir().unwrap();
     let src = t.path().join("src/core_lib_generic.tar.zst");
     fs_err::create_dir_all(src.parent().unwrap()).unwrap();
@@ -234,7 +260,8 @@ async fn corrupted_or_hostile_archives_leave_nothing() {
 #[tokio::test]
 async fn local_backend_streams_the_same_way() {
     let t = tempfile::tempdir().unwrap();
-    let b = local(t.path(), "7");
+    // No sidecars here: unverified archives are allowed, and reported as such.
+    let b = local(t.path(), "7").allow_unverified(true);
     write_artifact(
         &t.path().join("7-linux/a_run_generic.tar.xz"),
         Compression::Xz { preset: 0 },

@@ -192,3 +192,52 @@ async fn reading_creates_nothing() {
     assert!(matches!(err, Error::NotFound(_)), "{err:?}");
     assert!(!staging.exists(), "reading created {}", staging.display());
 }
+
+/// A staging directory has no object metadata to carry an archive's digest, so an upload
+/// writes the sidecar before the archive appears: one stopped in between never leaves an
+/// archive without its sidecar, and a fetch refuses an archive with neither unless told to
+/// accept it unverified.
+#[tokio::test]
+async fn an_archive_never_lands_without_its_sidecar() {
+    let t = tempfile::tempdir().unwrap();
+    let b = local(t.path(), "61");
+    let base = t.path().join("61-linux");
+    let src = t.path().join("src/x_lib_generic.tar.zst");
+    write(&src, b"archive bytes");
+    // The sidecar cannot be written (a directory is in its way): the upload fails and no
+    // archive appears.
+    fs_err::create_dir_all(base.join("x_lib_generic.tar.zst.sha256sum/in-the-way")).unwrap();
+    b.upload_artifact(&src, "x_lib_generic.tar.zst")
+        .await
+        .unwrap_err();
+    assert!(!base.join("x_lib_generic.tar.zst").exists());
+    fs_err::remove_dir_all(base.join("x_lib_generic.tar.zst.sha256sum")).unwrap();
+    b.upload_artifact(&src, "x_lib_generic.tar.zst")
+        .await
+        .unwrap();
+    assert!(base.join("x_lib_generic.tar.zst.sha256sum").is_file());
+
+    // An archive with neither sidecar nor recorded digest is refused, named, and nothing lands.
+    write(&base.join("y_lib_generic.tar.zst"), b"unverifiable");
+    let dest = t.path().join("out/y.tar.zst");
+    let err = b
+        .download_artifact("y_lib_generic.tar.zst", &dest)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Unverifiable(_)), "{err}");
+    assert!(err.to_string().contains("y_lib_generic.tar.zst"), "{err}");
+    assert!(!dest.exists());
+    let got = b
+        .clone()
+        .allow_unverified(true)
+        .download_artifact("y_lib_generic.tar.zst", &dest)
+        .await
+        .unwrap();
+    assert!(!got.verified);
+    // A missing archive is still "not found", not "unverifiable".
+    let err = b
+        .download_artifact("z_lib_generic.tar.zst", &dest)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound(_)), "{err}");
+}

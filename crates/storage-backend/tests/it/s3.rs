@@ -527,6 +527,8 @@ async fn a_silent_endpoint_fails_within_the_limits() {
     opts.read_timeout = std::time::Duration::from_millis(300);
     opts.operation_timeout = std::time::Duration::from_secs(2);
     opts.initial_backoff = std::time::Duration::from_millis(10);
+    // Enough attempts of 300 ms that the 2 s deadline ends them, not the last attempt.
+    opts.max_attempts = 10;
     let client = storage_backend::S3Client::connect_with(&opts, &|_| None)
         .await
         .expect("S3 client");
