@@ -80,7 +80,7 @@ fn sibling(lock: &Path, suffix: &str) -> PathBuf {
 
 fn remove_dir(path: &Path) -> anyhow::Result<()> {
     match fs_err::symlink_metadata(path) {
-        Ok(_) => fs_err::remove_dir_all(path)
+        Ok(_) => file_tree::remove_tree(path)
             .with_context(|| format!("Failed to remove `{}`", path.display())),
         Err(_) => Ok(()),
     }
@@ -183,7 +183,7 @@ impl Staging {
 impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = fs_err::remove_dir_all(&self.dir);
+            let _ = file_tree::remove_tree(&self.dir);
         }
         // The lock file goes with `self.lock`.
     }

@@ -350,7 +350,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 continue;
             }
             if m.is_dir() {
-                fs_err::remove_dir_all(&dst).map_err(|e| FileError::write(&dst, e))?;
+                file_tree::remove_tree(&dst).map_err(|e| FileError::write(&dst, e))?;
             }
         }
         fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
@@ -461,7 +461,7 @@ fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) ->
         return Ok(());
     }
     if !owners.keys().any(|owned| owned.starts_with(rel)) {
-        return fs_err::remove_dir_all(&path).map_err(|e| FileError::write(&path, e).into());
+        return file_tree::remove_tree(&path).map_err(|e| FileError::write(&path, e).into());
     }
     for entry in fs_err::read_dir(&path).map_err(|e| FileError::read(&path, e))? {
         let entry = entry.map_err(|e| FileError::read(&path, e))?;
@@ -499,7 +499,7 @@ fn record_verified(output_dir: &Path, key: &str, sha256: &str) {
 pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
     let legacy = output_dir.join(VERIFIED_DIR);
     if legacy.is_dir() {
-        fs_err::remove_dir_all(&legacy).map_err(|e| FileError::write(&legacy, e))?;
+        file_tree::remove_tree(&legacy).map_err(|e| FileError::write(&legacy, e))?;
     }
     let Ok(entries) = fs_err::read_dir(output_dir) else {
         return Ok(());
@@ -512,7 +512,7 @@ pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
             .map_err(|e| FileError::read(entry.path(), e))?
             .is_dir();
         if name.starts_with('.') && name.ends_with(".partial") && is_dir {
-            fs_err::remove_dir_all(entry.path()).map_err(|e| FileError::write(entry.path(), e))?;
+            file_tree::remove_tree(&entry.path()).map_err(|e| FileError::write(entry.path(), e))?;
         }
     }
     Ok(())
@@ -655,24 +655,17 @@ impl ArtifactBackend {
         // Into place, or (on any error) the temporary directory removed, off the async threads.
         let (output, key_owned) = (output_dir.to_path_buf(), key.to_owned());
         let verified = downloaded.map_or(expected.is_some(), |d| d.verified);
-        let (extracted, sha256, bytes, path) = storage_backend::blocking(move || {
+        let temp_path = temp.path().to_path_buf();
+        let placed = storage_backend::blocking(move || {
             let (extracted, sha256, bytes) = checked?;
             let path = match layout {
                 Layout::Full => {
                     let dest = output.join(extract_dir_name(&key_owned));
                     // The record of the copy being replaced goes first: it must never vouch
                     // for what replaces it.
-                    if let Some(marker) = verified_marker(&output, &key_owned)
-                        && let Err(e) = fs_err::remove_file(&marker)
-                        && !matches!(
-                            e.kind(),
-                            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                        )
-                    {
-                        return Err(FileError::write(&marker, e).into());
-                    }
+                    forget_verified(&output, &key_owned)?;
                     if fs_err::symlink_metadata(&dest).is_ok() {
-                        fs_err::remove_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
+                        file_tree::remove_tree(&dest).map_err(|e| FileError::write(&dest, e))?;
                     }
                     fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
                     let _moved = temp.keep();
@@ -706,7 +699,9 @@ impl ArtifactBackend {
             };
             Ok::<_, Error>((extracted, sha256, bytes, path))
         })
-        .await?;
+        .await;
+        remove_leftover(&temp_path);
+        let (extracted, sha256, bytes, path) = placed?;
         Ok(Fetched {
             key: key.to_owned(),
             sha256,
@@ -803,5 +798,28 @@ impl ArtifactBackend {
                 Ok(digest)
             }
         }
+    }
+}
+
+/// Removes the record that `key`'s copy in `output` was verified, if there is one.
+fn forget_verified(output: &Path, key: &str) -> Result<(), Error> {
+    if let Some(marker) = verified_marker(output, key)
+        && let Err(e) = fs_err::remove_file(&marker)
+        && !matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        )
+    {
+        return Err(FileError::write(&marker, e).into());
+    }
+    Ok(())
+}
+
+/// Removes what is left of a temporary extraction directory (all of it after an error, the
+/// emptied directories after a merge), read-only directories included, which the temporary
+/// directory's own clean-up cannot remove for an ordinary user.
+fn remove_leftover(temp: &Path) {
+    if fs_err::symlink_metadata(temp).is_ok() {
+        let _ = file_tree::remove_tree(temp);
     }
 }
