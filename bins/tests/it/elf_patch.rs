@@ -659,3 +659,12 @@ fn an_output_reached_through_links_is_written_where_patchelf_writes_it() {
     // changed with it).
     assert_eq!(fs_err::read(a.join("input.so")).unwrap(), before);
 }
+
+#[test]
+fn version_names_elf_patch() {
+    let out = run_ok(ours().arg("--version"));
+    assert_eq!(
+        stdout(&out),
+        format!("elf-patch {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -94,9 +94,10 @@ fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
                 }
                 "--version" => {
                     assert_eq!(code, Some(0), "{name} --version: {stderr}");
-                    assert!(
-                        stdout.contains(env!("CARGO_PKG_VERSION")),
-                        "{name} --version: {stdout}"
+                    assert_eq!(
+                        stdout,
+                        format!("{name} {}\n", env!("CARGO_PKG_VERSION")),
+                        "{name} --version names another program"
                     );
                 }
                 _ => {
