@@ -313,13 +313,17 @@ pub fn parse_args<T: clap::Parser>() -> T {
         .cloned()
         .unwrap_or_else(|| std::env::args_os().collect());
     let mut command = T::command();
-    // As clap names the program in its usage line: after the file name it was run as.
+    // As clap names the program in its usage line: after the file name it was run as. A tool
+    // that does not name itself is named so in `--version` too, not after this package.
     if let Some(name) = args
         .first()
         .and_then(|a| std::path::Path::new(a).file_name())
         .and_then(|n| n.to_str())
     {
         command = command.bin_name(name.to_owned());
+        if command.get_name() == env!("CARGO_PKG_NAME") {
+            command = command.display_name(name.to_owned());
+        }
     }
     command.build();
     // Options after a subcommand's name are that subcommand's.
@@ -334,10 +338,11 @@ pub fn parse_args<T: clap::Parser>() -> T {
         }),
         None => expand_long_prefixes(&command, args.iter().cloned()),
     };
-    match expanded {
-        Ok(args) => T::parse_from(args),
-        Err(e) => e.format(&mut command).exit(),
-    }
+    let args = expanded.unwrap_or_else(|e| e.format(&mut command).exit());
+    let mut matches = command
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
+    T::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit())
 }
 
 /// Replaces each abbreviated long option of `args` (program name first) by the full name of

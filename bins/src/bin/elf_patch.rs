@@ -12,7 +12,7 @@ use elf_patch::Edit;
 
 /// Print or change the SONAME, RPATH/RUNPATH and NEEDED entries of ELF files.
 #[derive(Debug, Parser)]
-#[command(version, bin_name = "elf-patch")]
+#[command(name = "elf-patch", version)]
 #[expect(
     clippy::struct_excessive_bools,
     clippy::doc_markdown,

@@ -538,3 +538,133 @@ fn output_with_two_inputs_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(!dir.path().join("out").exists());
 }
+
+/// Runs `cmd` as `nobody` when this is root (the tests run as root, whose rights write any
+/// file), as this user otherwise.
+fn as_nobody(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    if running_as_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    cmd
+}
+
+/// Gives `path` to `nobody` (when this is root: else it is this user's already).
+fn give_to_nobody(path: &Path) {
+    if running_as_root() {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+}
+
+#[test]
+fn a_file_its_user_may_not_write_is_refused_as_patchelf_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The directory is the user's: a new file beside the input could be renamed over it.
+    give_to_nobody(dir.path());
+    let lib = library(dir.path(), "libreadonly.so");
+    let mut copies = Vec::new();
+    for name in ["ours", "theirs", "out-ours", "out-theirs"] {
+        let copy = dir.path().join(name);
+        fs_err::copy(&lib, &copy).unwrap();
+        give_to_nobody(&copy);
+        set_mode(&copy, 0o444);
+        copies.push(copy);
+    }
+    let before = fs_err::read(&lib).unwrap();
+    let [a, b, out_a, out_b] = &copies[..] else {
+        unreachable!()
+    };
+    let edit = ["--set-rpath", "/elsewhere"];
+    let runs = [
+        as_nobody(ours().args(edit).arg(a)).output().unwrap(),
+        as_nobody(theirs().args(edit).arg(b)).output().unwrap(),
+        as_nobody(ours().args(edit).arg("--output").arg(out_a).arg(&lib))
+            .output()
+            .unwrap(),
+        as_nobody(theirs().args(edit).arg("--output").arg(out_b).arg(&lib))
+            .output()
+            .unwrap(),
+    ];
+    for (run, file) in runs.iter().zip(&copies) {
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{}: {run:?}", file.display());
+        assert!(err.contains("Permission denied"), "{err}");
+        assert_eq!(fs_err::read(file).unwrap(), before, "{}", file.display());
+        assert_eq!(mode(file), 0o444);
+    }
+    for run in [&runs[0], &runs[2]] {
+        assert_eq!(run.status.code(), Some(1));
+    }
+    let err = String::from_utf8_lossy(&runs[0].stderr);
+    assert!(err.contains(&a.display().to_string()), "{err}");
+    let err = String::from_utf8_lossy(&runs[2].stderr);
+    assert!(err.contains(&out_a.display().to_string()), "{err}");
+}
+
+#[test]
+fn an_output_reached_through_links_is_written_where_patchelf_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path(), "liblinks.so");
+    let before = fs_err::read(&lib).unwrap();
+    // The hard link last: patchelf writes through the input's inode, changing the input too.
+    let outputs = ["dangling.so", "to-existing.so", "hard.so"];
+    for who in ["ours", "theirs"] {
+        let d = dir.path().join(who);
+        fs_err::create_dir(&d).unwrap();
+        let input = d.join("input.so");
+        fs_err::copy(&lib, &input).unwrap();
+        fs_err::hard_link(&input, d.join("hard.so")).unwrap();
+        // A dangling link, through a second link to a file not there yet.
+        std::os::unix::fs::symlink("chain.so", d.join("dangling.so")).unwrap();
+        std::os::unix::fs::symlink("sub/../created.so", d.join("chain.so")).unwrap();
+        fs_err::create_dir(d.join("sub")).unwrap();
+        fs_err::copy(&lib, d.join("existing.so")).unwrap();
+        set_mode(&d.join("existing.so"), 0o750);
+        std::os::unix::fs::symlink("existing.so", d.join("to-existing.so")).unwrap();
+        for out in outputs {
+            let mut cmd = if who == "ours" { ours() } else { theirs() };
+            run_ok(
+                cmd.args(["--set-rpath", &format!("/{out}"), "--output"])
+                    .arg(d.join(out))
+                    .arg(&input),
+            );
+        }
+    }
+    let (a, b) = (dir.path().join("ours"), dir.path().join("theirs"));
+    for out in outputs {
+        assert_eq!(
+            readelf_dynamic(&a.join(out)).runpath,
+            Some(format!("/{out}")),
+            "{out}"
+        );
+        assert_eq!(
+            readelf_dynamic(&a.join(out)),
+            readelf_dynamic(&b.join(out)),
+            "{out}"
+        );
+        assert_readelf_clean(&a.join(out));
+    }
+    for d in [&a, &b] {
+        for link in ["dangling.so", "chain.so", "to-existing.so"] {
+            let meta = fs_err::symlink_metadata(d.join(link)).unwrap();
+            assert!(meta.file_type().is_symlink(), "{}", d.join(link).display());
+        }
+        assert_eq!(
+            readelf_dynamic(&d.join("created.so")).runpath.as_deref(),
+            Some("/dangling.so")
+        );
+    }
+    assert_eq!(mode(&a.join("existing.so")), 0o750);
+    // The input is left as it was under its own name (patchelf's, one inode with the output,
+    // changed with it).
+    assert_eq!(fs_err::read(a.join("input.so")).unwrap(), before);
+}
+
+#[test]
+fn version_names_elf_patch() {
+    let out = run_ok(ours().arg("--version"));
+    assert_eq!(
+        stdout(&out),
+        format!("elf-patch {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}

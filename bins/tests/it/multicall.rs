@@ -102,9 +102,10 @@ fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
                 }
                 "--version" => {
                     assert_eq!(code, Some(0), "{name} --version: {stderr}");
-                    assert!(
-                        stdout.contains(env!("CARGO_PKG_VERSION")),
-                        "{name} --version: {stdout}"
+                    assert_eq!(
+                        stdout,
+                        format!("{name} {}\n", env!("CARGO_PKG_VERSION")),
+                        "{name} --version names another program"
                     );
                 }
                 _ => {
@@ -189,21 +190,31 @@ fn unknown_tool_and_no_tool_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("usage: rock-ci TOOL"));
 }
 
+/// The wheel's launcher of `name`.
+fn launcher(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("wheel-data/scripts")
+        .join(name)
+}
+
 #[test]
 fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
-    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("wheel-data/scripts");
+    let scripts = launcher("");
     let mut found: Vec<String> = fs_err::read_dir(&scripts)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     found.sort();
     assert_eq!(found, TOOLS);
+    let first = fs_err::read_to_string(launcher(TOOLS[0])).unwrap();
     for name in TOOLS {
-        let path = scripts.join(name);
+        let path = launcher(name);
         let text = fs_err::read_to_string(&path).unwrap();
+        assert!(text.starts_with("#!/bin/sh\n"), "{}", path.display());
+        // The same script but for the tool's name.
         assert_eq!(
-            text,
-            format!("#!/bin/sh\nexec \"${{0%/*}}/rock-ci\" {name} \"$@\"\n"),
+            text.replace(name, "TOOL"),
+            first.replace(TOOLS[0], "TOOL"),
             "{}",
             path.display()
         );
@@ -213,27 +224,54 @@ fn the_wheel_has_one_launcher_per_tool_and_nothing_else() {
 }
 
 #[test]
-fn a_launcher_runs_its_tool_from_the_directory_it_is_in() {
+fn a_launcher_runs_its_tool_however_it_is_reached() {
     let dir = tempfile::tempdir().unwrap();
-    fs_err::copy(ROCK_CI, dir.path().join("rock-ci")).unwrap();
-    let launcher = dir.path().join("ci_layout");
-    fs_err::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("wheel-data/scripts/ci_layout"),
-        &launcher,
-    )
-    .unwrap();
+    let bin = dir.path().join("venv/bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    fs_err::copy(ROCK_CI, bin.join("rock-ci")).unwrap();
+    let installed = bin.join("ci_layout");
+    fs_err::copy(launcher("ci_layout"), &installed).unwrap();
+    // Linked from another directory (as pipx and users link tools into ~/.local/bin), by an
+    // absolute and by a relative link, and a link to that link.
+    let home_bin = dir.path().join("home/bin");
+    fs_err::create_dir_all(&home_bin).unwrap();
+    std::os::unix::fs::symlink(&installed, home_bin.join("ci_layout")).unwrap();
+    std::os::unix::fs::symlink("../../venv/bin/ci_layout", home_bin.join("relative")).unwrap();
+    std::os::unix::fs::symlink("relative", home_bin.join("chained")).unwrap();
     let args = ["--run-id", "7", "--platform", "linux", "-q"];
-    let via = run(&launcher, &args);
     let mut sub = vec!["ci_layout"];
     sub.extend_from_slice(&args);
     let own = run(Path::new(ROCK_CI), &sub);
     assert!(own.status.success());
     assert!(!own.stdout.is_empty());
-    assert_eq!(
-        via.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&via.stderr)
-    );
-    assert_eq!(via.stdout, own.stdout);
+    let sh = |script: &str, cwd: &Path| {
+        Command::new("/bin/sh")
+            .arg(script)
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    let runs = [
+        ("the launcher", run(&installed, &args)),
+        ("a link to it", run(&home_bin.join("ci_layout"), &args)),
+        ("a relative link", run(&home_bin.join("relative"), &args)),
+        ("a link to a link", run(&home_bin.join("chained"), &args)),
+        ("sh ci_layout", sh("ci_layout", &bin)),
+        (
+            "sh with its path",
+            sh(installed.to_str().unwrap(), dir.path()),
+        ),
+        ("sh with a link", sh("chained", &home_bin)),
+    ];
+    for (how, via) in runs {
+        assert_eq!(
+            via.status.code(),
+            Some(0),
+            "{how}: {}",
+            String::from_utf8_lossy(&via.stderr)
+        );
+        assert_eq!(via.stdout, own.stdout, "{how}");
+    }
 }

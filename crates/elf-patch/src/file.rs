@@ -6,7 +6,7 @@
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::os::unix::fs::{FileExt as _, FileTypeExt as _, MetadataExt as _, PermissionsExt as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::Error;
 
@@ -55,6 +55,40 @@ pub(crate) fn read_regular(path: &Path) -> Result<(Vec<u8>, Metadata), Error> {
     Ok((data, meta))
 }
 
+/// Where a write to `path` lands: symlinks followed to their end, a dangling one to the path it
+/// names (which the write creates), as `open(2)` with `O_CREAT` would.
+pub(crate) fn write_target(path: &Path) -> Result<PathBuf, Error> {
+    // Linux's limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs_err::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let text = fs_err::read_link(&current).map_err(|e| Error::io(path, e))?;
+                // Relative link text is taken from the link's own directory.
+                current = match current.parent() {
+                    Some(dir) => dir.join(text),
+                    None => text,
+                };
+            }
+            Ok(_) => return Ok(current),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    Err(Error::io(path, rustix::io::Errno::LOOP.into()))
+}
+
+/// Refuses a file this user may not write (`access(2)`, `W_OK`: the mode bits, ACLs, a
+/// read-only mount), as patchelf's opening it for writing does, even where the directory would
+/// let a new file be renamed over it. A running program (`ETXTBSY`) may be replaced.
+fn check_writable(path: &Path) -> Result<(), Error> {
+    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        Ok(()) | Err(rustix::io::Errno::TXTBSY) => Ok(()),
+        Err(e) => Err(Error::io(path, e.into())),
+    }
+}
+
 /// Whether `a` and `b` are the same file.
 pub(crate) fn same_file(a: &Metadata, b: &Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
@@ -62,11 +96,12 @@ pub(crate) fn same_file(a: &Metadata, b: &Metadata) -> bool {
 
 /// Makes the file at `dest` hold `new`. `old` is what it holds now (empty when unknown);
 /// `existing` is its metadata (`None` when there is no such file yet: it is created with mode
-/// `new_mode`, owned by this user). A temporary file beside `dest` is written, given the
-/// existing file's owner, group, extended attributes and mode, and renamed over `dest`. When
-/// any of that is refused (a read-only directory, an owner this user cannot give), `dest` is
-/// rewritten in place instead: the bytes past its current end first, so that a full disk
-/// fails before any existing byte changes, then only the blocks that differ.
+/// `new_mode`, owned by this user). An existing file this user may not write is refused. A
+/// temporary file beside `dest` is written, given the existing file's owner, group, extended
+/// attributes and mode, and renamed over `dest`. When any of that is refused (a read-only
+/// directory, an owner this user cannot give), `dest` is rewritten in place instead: the bytes
+/// past its current end first, so that a full disk fails before any existing byte changes, then
+/// only the blocks that differ.
 pub(crate) fn replace(
     dest: &Path,
     old: &[u8],
@@ -74,6 +109,9 @@ pub(crate) fn replace(
     existing: Option<&Metadata>,
     new_mode: u32,
 ) -> Result<(), Error> {
+    if existing.is_some() {
+        check_writable(dest)?;
+    }
     match by_rename(dest, new, existing, new_mode) {
         Ok(()) => Ok(()),
         Err(renaming) if existing.is_some() => in_place(dest, old, new).map_err(|e| {

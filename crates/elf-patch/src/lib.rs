@@ -168,6 +168,12 @@ pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
 /// in memory: on error neither file changes, and an `output` that is another file is written
 /// even when the edit changes nothing (as patchelf does).
 ///
+/// The file written is the one the path names, symlinks followed to their end: a symlink's
+/// target is replaced, not the link, and a dangling symlink's target is created. An `output`
+/// that is a hard link of `input` is replaced under its own name (the input's name keeps the
+/// old contents). An existing file is written only when this user may write it (`access(2)`
+/// with `W_OK`), whatever the directory allows.
+///
 /// A file is replaced by a temporary file beside it renamed over it, with the replaced file's
 /// mode, owner, group and extended attributes (a new `output` gets `input`'s mode). Where the
 /// directory does not allow that (read-only, or an owner this user cannot give), the file is
@@ -179,35 +185,26 @@ pub fn patch_file_to(input: &Path, output: Option<&Path>, edit: &Edit) -> Result
         reason,
     })?;
     let changed = patched.is_some();
-    let dest_meta = match output {
-        Some(out) => match fs_err::metadata(out) {
-            Ok(m) => Some(m),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io(out, e)),
-        },
-        None => Some(meta.clone()),
+    // The file the named path reaches: through symlinks, dangling ones included (their target
+    // is created), so that the result is always read back under the name given.
+    let named = output.unwrap_or(input);
+    let target = file::write_target(named)?;
+    let dest_meta = match fs_err::metadata(&target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(named, e)),
     };
+    if let Some(m) = &dest_meta {
+        file::refuse_irregular(named, m)?;
+    }
     let over_input = dest_meta
         .as_ref()
         .is_some_and(|m| file::same_file(m, &meta));
-    if over_input {
-        let Some(patched) = patched else {
-            return Ok(false);
-        };
-        // A symlink's target is replaced, not the link.
-        let target = fs_err::canonicalize(input).map_err(|e| Error::io(input, e))?;
-        file::replace(&target, &data, &patched, Some(&meta), 0)?;
-        return Ok(true);
+    if over_input && !changed {
+        return Ok(false);
     }
-    let out = output.expect("only an output can be another file");
-    if let Some(m) = &dest_meta {
-        file::refuse_irregular(out, m)?;
-    }
-    let target = match &dest_meta {
-        Some(_) => fs_err::canonicalize(out).map_err(|e| Error::io(out, e))?,
-        None => out.to_path_buf(),
-    };
     let bytes = patched.as_deref().unwrap_or(&data);
-    file::replace(&target, &[], bytes, dest_meta.as_ref(), meta.mode())?;
+    let old: &[u8] = if over_input { &data } else { &[] };
+    file::replace(&target, old, bytes, dest_meta.as_ref(), meta.mode())?;
     Ok(changed)
 }
