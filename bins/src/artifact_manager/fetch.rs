@@ -149,8 +149,15 @@ pub async fn fetch(request: &FetchRequest, lines: &Lines) -> anyhow::Result<()> 
         .with_reporter(Arc::new(
             crate::progress::Progress::for_stderr(request.quiet).with_totals(chosen.len(), bytes),
         ))
-        .allow_unverified(request.allow_unverified);
+        .allow_unverified(request.allow_unverified)
+        .record_verified_in(records_dir(request));
     transfer(request, &backend, chosen, lines).await
+}
+
+/// Where verified extracted copies are recorded: beside the output directory
+/// (`{parent}/.{name}.rock-ci-fetch`), which holds only `artifacts/` as the reference's does.
+fn records_dir(request: &FetchRequest) -> Option<PathBuf> {
+    artifact_backend::verified_dir(&request.output_dir)
 }
 
 /// The artifacts `fetch --stage {stage}` wants, with the plan line printed; `None` when the
@@ -320,7 +327,8 @@ async fn fetch_one(
         Some(cache) => {
             let (line, _) = download_cached(backend, key, cache).await?;
             let cached = ArtifactBackend::local_dir(cache, backend.root().clone())
-                .allow_unverified(request.allow_unverified);
+                .allow_unverified(request.allow_unverified)
+                .record_verified_in(records_dir(request));
             (Some(cached), Some(line))
         }
         None => (None, None),

@@ -1202,7 +1202,12 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
         );
     }
     only_artifacts(0);
-    assert!(p.path("out0/.artifacts.rock-ci-fetch").is_dir());
+    // `out0` holds `artifacts/` alone, as the reference's; the records live beside it.
+    assert_eq!(
+        crate::fetch_artifacts::names(&p.path("out0")),
+        ["artifacts"]
+    );
+    assert!(p.path(".out0.rock-ci-fetch").is_dir());
     // Another body under the recorded digest fails verification.
     let original = p.server.read(bucket, key);
     let other = p.server.read(bucket, "33-linux/base_lib_generic.tar.zst");

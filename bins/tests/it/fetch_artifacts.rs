@@ -126,7 +126,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn names(dir: &Path) -> Vec<String> {
+/// The sorted names of the entries of `dir`.
+pub(crate) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs_err::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -471,20 +471,19 @@ fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) ->
 }
 
 /// Where the digest of `key`'s verified, extracted copy in `output_dir` is recorded.
-fn verified_marker(output_dir: &Path, key: &str) -> Option<PathBuf> {
-    Some(verified_dir(output_dir)?.join(format!("{key}.sha256")))
+fn verified_marker(records: Option<&Path>, key: &str) -> Option<PathBuf> {
+    Some(records?.join(format!("{key}.sha256")))
 }
 
 /// Records that `key`'s directory in `output_dir` was unpacked from content with `sha256`
 /// (through a temporary file and a rename). The record only saves a later fetch work: where
 /// it cannot be written (no parent, an unwritable parent) the fetch goes on without it.
-fn record_verified(output_dir: &Path, key: &str, sha256: &str) {
-    let (Some(dir), Some(marker)) = (verified_dir(output_dir), verified_marker(output_dir, key))
-    else {
+fn record_verified(records: Option<&Path>, key: &str, sha256: &str) {
+    let (Some(dir), Some(marker)) = (records, verified_marker(records, key)) else {
         return;
     };
-    let written = fs_err::create_dir_all(&dir)
-        .map_err(|e| FileError::write(&dir, e).into())
+    let written = fs_err::create_dir_all(dir)
+        .map_err(|e| FileError::write(dir, e).into())
         .and_then(|()| crate::download::write_atomic(&marker, format!("{sha256}\n").as_bytes()));
     if let Err(e) = written {
         tracing::info!(
@@ -526,7 +525,9 @@ impl ArtifactBackend {
         if !output_dir.join(extract_dir_name(key)).is_dir() {
             return Ok(false);
         }
-        let Some(Ok(recorded)) = verified_marker(output_dir, key).map(fs_err::read_to_string)
+        let records = self.records_dir(output_dir);
+        let Some(Ok(recorded)) =
+            verified_marker(records.as_deref(), key).map(fs_err::read_to_string)
         else {
             return Ok(false);
         };
@@ -590,7 +591,8 @@ impl ArtifactBackend {
             .await
             .map_err(|e| Error::File(FileError::read(&spooled, std::io::Error::other(e))))?;
         // Verified as it was downloaded: unpacked from the spool without hashing it again.
-        let local = ArtifactBackend::local_dir(spool, self.root().clone());
+        let local = ArtifactBackend::local_dir(spool, self.root().clone())
+            .record_verified_in(self.records_dir(output_dir));
         let result = local
             .fetch_extracted_once(key, output_dir, unpacking, index, Some(&downloaded))
             .await;
@@ -656,6 +658,7 @@ impl ArtifactBackend {
         let (output, key_owned) = (output_dir.to_path_buf(), key.to_owned());
         let verified = downloaded.map_or(expected.is_some(), |d| d.verified);
         let temp_path = temp.path().to_path_buf();
+        let records = self.records_dir(output_dir);
         let placed = storage_backend::blocking(move || {
             let (extracted, sha256, bytes) = checked?;
             let path = match layout {
@@ -663,14 +666,14 @@ impl ArtifactBackend {
                     let dest = output.join(extract_dir_name(&key_owned));
                     // The record of the copy being replaced goes first: it must never vouch
                     // for what replaces it.
-                    forget_verified(&output, &key_owned)?;
+                    forget_verified(records.as_deref(), &key_owned)?;
                     if fs_err::symlink_metadata(&dest).is_ok() {
                         file_tree::remove_tree(&dest).map_err(|e| FileError::write(&dest, e))?;
                     }
                     fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
                     let _moved = temp.keep();
                     if verified {
-                        record_verified(&output, &key_owned, &sha256);
+                        record_verified(records.as_deref(), &key_owned, &sha256);
                     }
                     dest
                 }
@@ -802,8 +805,8 @@ impl ArtifactBackend {
 }
 
 /// Removes the record that `key`'s copy in `output` was verified, if there is one.
-fn forget_verified(output: &Path, key: &str) -> Result<(), Error> {
-    if let Some(marker) = verified_marker(output, key)
+fn forget_verified(records: Option<&Path>, key: &str) -> Result<(), Error> {
+    if let Some(marker) = verified_marker(records, key)
         && let Err(e) = fs_err::remove_file(&marker)
         && !matches!(
             e.kind(),

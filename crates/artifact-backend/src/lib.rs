@@ -194,6 +194,7 @@ pub struct S3Artifacts {
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
     allow_unverified: bool,
+    records: Option<PathBuf>,
 }
 
 impl S3Artifacts {
@@ -213,6 +214,7 @@ pub struct LocalArtifacts {
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
     allow_unverified: bool,
+    records: Option<PathBuf>,
 }
 
 /// The archives of `archives` without a sidecar, and the sidecars of `sidecars` (named by
@@ -260,6 +262,7 @@ impl ArtifactBackend {
             root,
             reporter: Arc::new(NoReporter),
             allow_unverified: false,
+            records: None,
         })
     }
 
@@ -275,6 +278,7 @@ impl ArtifactBackend {
             root,
             reporter: Arc::new(NoReporter),
             allow_unverified: false,
+            records: None,
         }))
     }
 
@@ -286,6 +290,7 @@ impl ArtifactBackend {
             root,
             reporter: Arc::new(NoReporter),
             allow_unverified: false,
+            records: None,
         })
     }
 
@@ -309,6 +314,27 @@ impl ArtifactBackend {
             ArtifactBackend::Local(b) => b.allow_unverified = allow,
         }
         self
+    }
+
+    /// Records verified extracted copies in `dir` (see [`verified_dir`]) instead of beside
+    /// each output directory: a tool whose output directory holds the artifacts' directory
+    /// (`{output}/artifacts`) keeps its records beside `{output}`, out of the user's tree.
+    #[must_use]
+    pub fn record_verified_in(mut self, dir: Option<PathBuf>) -> Self {
+        match &mut self {
+            ArtifactBackend::S3(b) => b.records = dir,
+            ArtifactBackend::Local(b) => b.records = dir,
+        }
+        self
+    }
+
+    /// Where the verified copies extracted into `output_dir` are recorded.
+    fn records_dir(&self, output_dir: &Path) -> Option<PathBuf> {
+        let set = match self {
+            ArtifactBackend::S3(b) => &b.records,
+            ArtifactBackend::Local(b) => &b.records,
+        };
+        set.clone().or_else(|| verified_dir(output_dir))
     }
 
     fn allows_unverified(&self) -> bool {
