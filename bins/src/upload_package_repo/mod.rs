@@ -29,7 +29,7 @@ use anyhow::{Context as _, bail};
 use file_tree::FileError;
 use futures::StreamExt as _;
 use storage_backend::{
-    Overwrite, S3ErrorKind, S3StorageBackend, StorageBackend, TransferOptions, WriteCondition,
+    Overwrite, S3StorageBackend, StorageBackend, TransferOptions, WriteCondition,
 };
 use storage_location::StorageLocation;
 use workflow_outputs::{Platform, WorkflowOutputRoot};
@@ -604,7 +604,7 @@ fn is_conflict(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
             .downcast_ref::<storage_backend::Error>()
-            .is_some_and(|e| e.s3_kind() == Some(S3ErrorKind::Conflict))
+            .is_some_and(storage_backend::Error::is_conflict)
     })
 }
 
@@ -903,7 +903,7 @@ async fn put_content_addressed(
 ) -> anyhow::Result<()> {
     match s3.put_bytes_if(data, dest, &WriteCondition::Absent).await {
         Ok(_) => writeln!(out, "  Uploaded: {}", dest.relative_path())?,
-        Err(e) if e.s3_kind() == Some(S3ErrorKind::Conflict) => {
+        Err(e) if e.is_conflict() => {
             writeln!(out, "  Already there: {}", dest.relative_path())?;
         }
         Err(e) => {
@@ -927,7 +927,7 @@ async fn put_top(
             writeln!(out, "  Uploaded: {}", dest.relative_path())?;
             Ok(true)
         }
-        Err(e) if e.s3_kind() == Some(S3ErrorKind::Conflict) => {
+        Err(e) if e.is_conflict() => {
             writeln!(
                 out,
                 "⚠️  Another publisher replaced {} meanwhile; merging again on top of it ({attempt}/{PUBLISH_ATTEMPTS})",

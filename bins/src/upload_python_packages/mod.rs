@@ -446,7 +446,11 @@ pub async fn run(
     }
     let local_dirs = page_dirs(&dist, &layout, &[]);
     let files = upload_list(&dist, &location, &local_dirs)?;
-    check_wheels(&dist, &files)?;
+    {
+        // Each wheel's zip directory and METADATA are read: off the async threads.
+        let (dist, wheels) = (dist.clone(), files.clone());
+        storage_backend::blocking(move || check_wheels(&dist, &wheels)).await?;
+    }
     if dry_run {
         writeln!(
             out,

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
-use storage_backend::{S3ErrorKind, S3StorageBackend, StorageBackend, WriteCondition};
+use storage_backend::{S3StorageBackend, StorageBackend, WriteCondition};
 use storage_location::StorageLocation;
 
 use super::{INDEX_HTML, Link, is_package, link, packages_in, pages, write_atomically};
@@ -56,11 +56,6 @@ pub struct Publisher<'a> {
     /// A dry run that could not read the destination: it plans with this upload's packages
     /// only (a dry run needs no credentials).
     unread: bool,
-}
-
-/// Whether `err` is a conditional write that found the object changed.
-fn is_conflict(err: &storage_backend::Error) -> bool {
-    err.s3_kind() == Some(S3ErrorKind::Conflict)
 }
 
 impl<'a> Publisher<'a> {
@@ -318,7 +313,7 @@ impl<'a> Publisher<'a> {
                 .await
             {
                 Ok(_) => {}
-                Err(e) if is_conflict(&e) => {
+                Err(e) if e.is_conflict() => {
                     writeln!(
                         out,
                         "⚠️  Another publisher replaced {} meanwhile; merging again on top of it ({attempt}/{PUBLISH_ATTEMPTS})",

@@ -332,11 +332,7 @@ pub fn check_run_id(run_id: &str) -> Result<(), ApiError> {
 
 /// Checks that `value` of `var` is an `http://` or `https://` URL with a host.
 fn check_http_url(var: &'static str, value: &str) -> Result<(), ApiError> {
-    let ok = ureq::http::Uri::try_from(value).is_ok_and(|uri| {
-        matches!(uri.scheme_str(), Some("http" | "https"))
-            && uri.host().is_some_and(|h| !h.is_empty())
-    });
-    if ok {
+    if storage_location::is_http_url(value) {
         Ok(())
     } else {
         Err(ApiError::InvalidUrl {

@@ -185,11 +185,7 @@ pub fn endpoint_override(
     let Some((var, url)) = found else {
         return Ok(None);
     };
-    let ok = http::Uri::try_from(url.as_str()).is_ok_and(|uri| {
-        matches!(uri.scheme_str(), Some("http" | "https"))
-            && uri.host().is_some_and(|h| !h.is_empty())
-    });
-    if ok {
+    if storage_location::is_http_url(&url) {
         Ok(Some(url))
     } else {
         Err(crate::Error::InvalidEndpoint {

@@ -152,6 +152,12 @@ impl Error {
         }
     }
 
+    /// Whether a conditional write lost to another writer ([`S3ErrorKind::Conflict`]): the
+    /// caller reads again and retries.
+    pub fn is_conflict(&self) -> bool {
+        self.s3_kind() == Some(S3ErrorKind::Conflict)
+    }
+
     /// An [`Error::S3`] from an SDK error, classified.
     pub fn s3<E, R>(op: &'static str, location: impl Into<String>, err: SdkError<E, R>) -> Self
     where

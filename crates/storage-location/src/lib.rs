@@ -257,9 +257,50 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Whether `url` is an `http://` or `https://` URL with a host (and no whitespace or control
+/// characters): the check every URL setting of the tools gets before it is used.
+pub fn is_http_url(url: &str) -> bool {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return false;
+    }
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(h, _)| h),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 #[cfg(test)]
 mod redact_tests {
-    use super::redact_url;
+    use super::{is_http_url, redact_url};
+
+    #[test]
+    fn http_urls_need_a_scheme_and_a_host() {
+        for ok in [
+            "http://127.0.0.1:9000",
+            "https://u:p@host/x?y",
+            "HTTPS://api.github.com",
+            "http://[::1]:8080/",
+        ] {
+            assert!(is_http_url(ok), "{ok}");
+        }
+        for bad in [
+            "not-a-url",
+            "localhost:9000",
+            "ftp://host",
+            "http://",
+            "http://:80",
+            "http://u:p@/x",
+            "http://host name",
+        ] {
+            assert!(!is_http_url(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn credentials_are_hidden_and_nothing_else_changes() {
