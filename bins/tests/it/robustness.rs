@@ -428,3 +428,38 @@ fn zero_counts_and_limits_are_usage_errors() {
         "nothing written"
     );
 }
+
+/// With the default limits, an endpoint that refuses connections fails an upload within 15 s
+/// (5 attempts, 0.5 s doubling backoff), each retry logged, and the error names the endpoint.
+#[test]
+fn a_refused_endpoint_fails_within_15_s_with_default_limits() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let t = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
+    fs_err::write(t.path().join("build/logs/build.log"), "log").unwrap();
+    let started = Instant::now();
+    let out = Command::new(crate::common::tool("post_build_upload"))
+        .args(upload(&[]))
+        .env_clear()
+        .envs([
+            ("AWS_ENDPOINT_URL", endpoint.as_str()),
+            ("AWS_ACCESS_KEY_ID", "k"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}: {err}");
+    assert!(err.contains(&endpoint), "{err}");
+    assert!(err.contains("++ Retry 4/4 for "), "{err}");
+    assert!(!err.contains("++ Retry 5/"), "{err}");
+}

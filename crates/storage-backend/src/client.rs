@@ -74,7 +74,7 @@ pub struct ClientOptions {
     /// transient failures only, with a doubling backoff; a body that breaks off is asked for
     /// again from where it broke. Each retry is logged and counted.
     pub max_attempts: u32,
-    /// Delay before the first retry (doubled per retry, with jitter, up to 20 s).
+    /// Delay before the first retry (0.5 s by default), doubled per retry up to 20 s.
     pub initial_backoff: Duration,
     /// Connect timeout.
     pub connect_timeout: Duration,
@@ -99,7 +99,7 @@ impl Default for ClientOptions {
             anonymous: Anonymous::Never,
             credentials: None,
             max_attempts: 5,
-            initial_backoff: Duration::from_secs(1),
+            initial_backoff: Duration::from_millis(500),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(20),
             operation_timeout: Duration::from_mins(1),

@@ -143,6 +143,36 @@ pub fn chain(err: &dyn std::error::Error) -> String {
     text
 }
 
+/// The cause of a failure to reach the endpoint, with the endpoint named.
+#[derive(Debug, thiserror::Error)]
+#[error("{endpoint}: {source}")]
+struct AtEndpoint {
+    endpoint: String,
+    source: BoxError,
+}
+
+/// `err` with the endpoint named in its cause when it is an [`S3ErrorKind::Unreachable`]
+/// failure that does not name it yet (a refused connection, a failed DNS look-up).
+pub(crate) fn naming_endpoint(err: Error, endpoint: &str) -> Error {
+    match err {
+        Error::S3 {
+            op,
+            location,
+            kind: S3ErrorKind::Unreachable,
+            source,
+        } if !chain(source.as_ref()).contains(endpoint) => Error::S3 {
+            op,
+            location,
+            kind: S3ErrorKind::Unreachable,
+            source: Box::new(AtEndpoint {
+                endpoint: endpoint.to_owned(),
+                source,
+            }),
+        },
+        other => other,
+    }
+}
+
 impl Error {
     /// The kind of an S3 failure, or `None` for local and batch errors.
     pub fn s3_kind(&self) -> Option<S3ErrorKind> {

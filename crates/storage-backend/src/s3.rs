@@ -364,6 +364,7 @@ impl S3StorageBackend {
         let attempts = self.client.retry(location, is_transient, request);
         self.within(self.client.limits().deadline(bytes), op, location, attempts)
             .await
+            .map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()))
     }
 
     /// `work`, or an [`S3ErrorKind::Unreachable`] error naming the endpoint and the limit when

@@ -253,3 +253,60 @@ async fn a_listing_always_cut_short_is_an_error_not_fewer_keys() {
     );
     assert!(proxy.injected(Fault::ShortBodyMatchingLength) >= 2);
 }
+
+/// A server that answers every request with 503: each operation makes exactly
+/// `max_attempts` requests (3 here), neither more (no second retry layer inside the S3
+/// client) nor fewer, then fails naming the object.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_always_answers_503_gets_max_attempts_requests_per_operation() {
+    let (_server, proxy, backend) =
+        through_proxy(FaultPlan::new().rule(Rule::new(Fault::Status503))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.bin");
+    fs_err::write(&file, data(1000)).unwrap();
+    let loc = StorageLocation::new("bkt", "run/always-503.bin");
+    let err = backend.upload_file(&file, &loc).await.unwrap_err();
+    assert!(err.to_string().contains("run/always-503.bin"), "{err}");
+    assert_eq!(proxy.injected(Fault::Status503), 3, "upload");
+    let StorageBackend::S3(s3) = &backend else {
+        unreachable!("an S3 backend")
+    };
+    assert_eq!(s3.client().retries(), 2);
+    assert!(s3.get_small(&loc).await.is_err());
+    assert_eq!(proxy.injected(Fault::Status503), 6, "upload, then a GET");
+    assert_eq!(s3.client().retries(), 4);
+}
+
+/// A port nothing listens on: every operation is tried `max_attempts` times (3 here: two
+/// retries counted), then fails naming the object and the endpoint.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_port_gets_max_attempts_per_operation() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = ClientOptions {
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(format!("http://127.0.0.1:{port}")),
+        credentials: Some(Credentials::new("k", "s", None, None, "refused")),
+        max_attempts: 3,
+        initial_backoff: std::time::Duration::from_millis(10),
+        ..ClientOptions::default()
+    };
+    let client = S3Client::connect_with(&options, &|_| None).await.unwrap();
+    let backend = StorageBackend::s3(client, TransferOptions::default());
+    let StorageBackend::S3(s3) = &backend else {
+        unreachable!("an S3 backend")
+    };
+    let loc = StorageLocation::new("bkt", "run/refused.bin");
+    let err = s3.get_small(&loc).await.unwrap_err();
+    let text = storage_backend::chain(&err);
+    assert!(
+        text.contains("run/refused.bin")
+            && text.contains("unreachable")
+            && text.contains(&format!("http://127.0.0.1:{port}")),
+        "{text}"
+    );
+    assert_eq!(s3.client().retries(), 2);
+}
