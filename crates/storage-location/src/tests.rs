@@ -1,0 +1,99 @@
+
+use super::*;
+
+// Spec §18.1.
+#[test]
+fn reference_vectors() {
+    let loc = StorageLocation::new("my-bucket", "12345-linux/file.tar.xz");
+    assert_eq!(loc.s3_uri(), "s3://my-bucket/12345-linux/file.tar.xz");
+    assert_eq!(
+        loc.https_url(),
+        "https://my-bucket.s3.amazonaws.com/12345-linux/file.tar.xz"
+    );
+    let log = StorageLocation::new("my-bucket", "12345-linux/logs/group/build.log");
+    assert_eq!(
+        log.local_path(Path::new("/tmp/staging")).unwrap(),
+        PathBuf::from("/tmp/staging/12345-linux/logs/group/build.log")
+    );
+    // Immutability is structural: the fields are private and there are no setters.
+    assert_eq!(loc.bucket(), "my-bucket");
+    assert_eq!(loc.relative_path(), "12345-linux/file.tar.xz");
+}
+
+#[test]
+fn https_url_encoding() {
+    let cases = [
+        ("a/b.tar.xz", "a/b.tar.xz"),
+        (
+            "python/rocm-7.14.0.dev0+13caf791.tar.gz",
+            "python/rocm-7.14.0.dev0%2B13caf791.tar.gz",
+        ),
+        ("a b", "a%20b"),
+        ("100%", "100%25"),
+        ("q?x#y", "q%3Fx%23y"),
+        ("gfx942:xnack+", "gfx942:xnack%2B"),
+        ("caf\u{e9}", "caf%C3%A9"),
+        ("tab\tnl\n", "tab%09nl%0A"),
+        ("a&b", "a%26b"),
+        ("~user/(1)", "~user/(1)"),
+        ("", ""),
+    ];
+    for (key, encoded) in cases {
+        let loc = StorageLocation::new("b", key);
+        assert_eq!(
+            loc.https_url(),
+            format!("https://b.s3.amazonaws.com/{encoded}"),
+            "key {key:?}"
+        );
+        // The s3 URI stays raw.
+        assert_eq!(loc.s3_uri(), format!("s3://b/{key}"));
+    }
+}
+
+#[test]
+fn empty_key_renders_bucket_root() {
+    let loc = StorageLocation::new("b", "");
+    assert_eq!(loc.s3_uri(), "s3://b/");
+    assert_eq!(loc.https_url(), "https://b.s3.amazonaws.com/");
+    assert_eq!(
+        loc.local_path(Path::new("/s")).unwrap(),
+        PathBuf::from("/s")
+    );
+}
+
+#[test]
+fn local_path_stays_below_staging_dir() {
+    let staging = Path::new("/s");
+    let abs = StorageLocation::new("b", "/etc/passwd");
+    assert_eq!(
+        abs.local_path(staging).unwrap(),
+        PathBuf::from("/s/etc/passwd")
+    );
+    let dots = StorageLocation::new("b", "a/./b//c");
+    assert_eq!(dots.local_path(staging).unwrap(), PathBuf::from("/s/a/b/c"));
+    let escape = StorageLocation::new("b", "a/../../etc");
+    let err = escape.local_path(staging).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Key `a/../../etc` has a `..` component and would leave the staging directory"
+    );
+}
+
+#[test]
+fn join_and_equality() {
+    let root = StorageLocation::new("b", "1-linux");
+    assert_eq!(
+        root.join("x.tar.xz"),
+        StorageLocation::new("b", "1-linux/x.tar.xz")
+    );
+    assert_eq!(root.join("/x"), StorageLocation::new("b", "1-linux/x"));
+    assert_eq!(
+        StorageLocation::new("b", "").join("x"),
+        StorageLocation::new("b", "x")
+    );
+    assert_ne!(
+        StorageLocation::new("a", "k"),
+        StorageLocation::new("b", "k")
+    );
+    assert_eq!(root.to_string(), "s3://b/1-linux");
+}
