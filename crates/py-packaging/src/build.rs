@@ -70,8 +70,8 @@ pub struct BuildOptions {
     pub devel_tarball_compression: bool,
     /// Deflate wheel entries (else stored).
     pub wheel_compression: bool,
-    /// The deflate level of wheel entries, 1–9 ([`crate::DEFAULT_DEFLATE_LEVEL`] is the fastest level
-    /// no larger than the reference's wheels).
+    /// The libdeflate level of wheel entries, 1–9 ([`crate::DEFAULT_DEFLATE_LEVEL`] writes wheels
+    /// smaller than the reference's).
     pub deflate_level: u32,
     /// Linux targets (expanded), if given.
     pub linux_targets: Option<Vec<String>>,

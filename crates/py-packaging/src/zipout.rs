@@ -1,17 +1,20 @@
-//! The zip container of a wheel, written in one pass: each entry's payload is read once (its
-//! CRC-32, SHA-256 and size taken on the way), cut into pieces that are deflated in parallel
-//! (each piece primed with the 32 KiB before it and ended with a sync flush, so the pieces
-//! join into one deflate stream, as pigz does) and written once, in entry order. The sizes and
-//! CRC-32 of a local header are filled in when its entry is complete. Zip64 records are
-//! written only where a size, an offset or the entry count needs them.
+//! The zip container of a wheel, written in one pass. A file entry is read once into one
+//! buffer (its CRC-32, SHA-256 and size taken piece by piece on the way, while the bytes are in
+//! cache), deflated whole by libdeflate on a compressor thread (one deflate stream, every byte
+//! compressed once) and written once, in entry order, behind a local header that already holds
+//! its CRC and sizes.
 //!
-//! Memory stays bounded by [`WINDOW`] pieces of [`PIECE`] bytes whatever the entry sizes, and
-//! every core compresses until the last piece of the archive: a large entry is spread over all
-//! of them instead of finishing alone.
+//! Entries are deflated in parallel within a memory budget: one entry larger than [`BUDGET`]
+//! at a time, plus smaller ones up to [`BUDGET`] bytes in all, so a large library is held once
+//! (with its compressed bytes beside it), never twice, and the other cores deflate the small
+//! entries meanwhile. Stored entries, and deflated entries of [`WHOLE_LIMIT`] bytes and more,
+//! are streamed in [`PIECE`]s instead (zlib-rs for the deflate, which needs no whole input):
+//! memory stays bounded whatever the entry sizes. Their headers are filled in when they are
+//! complete. Zip64 records are written only where a size, an offset or the entry count needs
+//! them.
 
 use std::collections::VecDeque;
-use std::io::{Read as _, Write as _};
-use std::os::unix::fs::FileExt as _;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -21,12 +24,15 @@ use sha2::{Digest as _, Sha256};
 use crate::Error;
 use file_tree::FileError;
 
-/// Input bytes per deflated piece.
+/// Bytes read from a file at a time (hashed while in cache; the unit of streamed entries).
 pub(crate) const PIECE: usize = 1 << 20;
-/// Pieces read ahead of the writer (being compressed or waiting to be written).
-const WINDOW: usize = 4;
-/// The deflate window that primes each piece with the bytes before it.
-const DICTIONARY: usize = 32 << 10;
+/// Input bytes of the entries smaller than this that may be read ahead of the writer (being
+/// deflated or waiting for their turn); a larger entry is read ahead alone, beside them.
+const BUDGET: u64 = 64 << 20;
+/// Deflated entries of this size and more are streamed rather than held whole.
+const WHOLE_LIMIT: u64 = 512 << 20;
+/// Entries read ahead of the writer, whatever their sizes.
+const MAX_PENDING: usize = 64;
 /// Sizes and offsets from here on need zip64 fields.
 const ZIP64_LIMIT: u64 = 0xFFFF_FFFF;
 
@@ -35,7 +41,7 @@ const ZIP64_LIMIT: u64 = 0xFFFF_FFFF;
 pub(crate) enum Method {
     /// As it is.
     Stored,
-    /// Raw deflate at this level (0–9).
+    /// Raw deflate at this level: 1–9 as zlib's, 0 for stored blocks inside the stream.
     Deflated(u32),
 }
 
@@ -71,123 +77,73 @@ struct Central {
     zip64: bool,
 }
 
-/// One piece of an entry to deflate.
-struct Piece {
-    data: Vec<u8>,
-    dictionary: Vec<u8>,
-    last: bool,
-    level: u32,
+/// An entry's CRC-32 and sizes, when they are known before its header is written.
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    crc: u32,
+    compressed: u64,
+    size: u64,
 }
 
-type Pending = Receiver<std::io::Result<Vec<u8>>>;
-/// A piece to deflate and where to send the result.
-type Job = (Piece, SyncSender<std::io::Result<Vec<u8>>>);
 /// Version 2.0 (4.5 with zip64) made by Unix (3).
 const MADE_BY_UNIX: u16 = 3 << 8;
 
-/// A step of the writer, in archive order.
-enum Step {
-    /// A local header, written with zeros where CRC and sizes go.
-    Header {
-        name: String,
-        method: Method,
-        mode: u32,
-        zip64: bool,
-    },
-    /// Payload bytes, ready or being deflated.
-    Ready(Vec<u8>),
-    Pending(Pending),
-    /// The entry is complete: fill in its header.
-    End {
-        crc: u32,
-        size: u64,
-    },
+/// The libdeflate compressor of a level (0–9, higher levels taken as 9).
+fn compressor(level: u32) -> libdeflater::Compressor {
+    let level = i32::try_from(level.min(9)).expect("0-9");
+    libdeflater::Compressor::new(libdeflater::CompressionLvl::new(level).expect("0-9 is valid"))
 }
 
-/// Bytes of a piece deflated quickly to tell whether it compresses at all.
-const PROBE: usize = 64 << 10;
-
-/// The level to deflate `data` at: `level`, or 0 (stored blocks inside the deflate stream)
-/// when a fast deflate of its first 64 KiB saves under 2% — already-compressed payloads
-/// (kpack archives, compressed code objects), where the slow levels would burn CPU to emit
-/// stored blocks all the same.
-pub(crate) fn piece_level(data: &[u8], level: u32) -> u32 {
-    if level <= 1 || data.len() < PROBE {
-        return level;
-    }
-    let sample = &data[..PROBE];
-    let mut c = flate2::Compress::new(flate2::Compression::fast(), false);
-    let mut out = Vec::with_capacity(PROBE + PROBE / 8);
-    let done = c.compress_vec(sample, &mut out, flate2::FlushCompress::Finish);
-    if done.is_ok() && out.len() * 50 >= PROBE * 49 {
-        0
-    } else {
-        level
-    }
+/// `data` as one raw deflate stream.
+fn deflate_whole(c: &mut libdeflater::Compressor, data: &[u8]) -> std::io::Result<Vec<u8>> {
+    // Zeroed memory comes from the kernel untouched: only the bytes written become resident.
+    let mut out = vec![0; c.deflate_compress_bound(data.len())];
+    let len = c
+        .deflate_compress(data, &mut out)
+        .map_err(|e| std::io::Error::other(format!("deflate: {e:?}")))?;
+    out.truncate(len);
+    Ok(out)
 }
 
-fn deflate_piece(piece: &Piece) -> std::io::Result<Vec<u8>> {
-    let level = piece_level(&piece.data, piece.level);
-    let mut c = flate2::Compress::new(flate2::Compression::new(level), false);
-    if !piece.dictionary.is_empty() {
-        c.set_dictionary(&piece.dictionary)
-            .map_err(std::io::Error::other)?;
-    }
-    let flush = if piece.last {
-        flate2::FlushCompress::Finish
-    } else {
-        flate2::FlushCompress::Sync
-    };
-    let mut out = Vec::with_capacity(piece.data.len() / 2 + 64);
-    let mut input = &piece.data[..];
-    loop {
-        if out.capacity() - out.len() < 64 {
-            out.reserve(out.capacity().max(4096));
-        }
-        let before = c.total_in();
-        let status = c
-            .compress_vec(input, &mut out, flush)
-            .map_err(std::io::Error::other)?;
-        let used = usize::try_from(c.total_in() - before).expect("piece size");
-        input = &input[used..];
-        let done = match flush {
-            flate2::FlushCompress::Finish => status == flate2::Status::StreamEnd,
-            // A sync flush is complete when all input is taken and space was left over.
-            _ => input.is_empty() && out.len() < out.capacity(),
-        };
-        if done {
-            return Ok(out);
-        }
-    }
-}
+type Answer = std::io::Result<Vec<u8>>;
+/// An entry's bytes to deflate and where to send the result.
+type Job = (Vec<u8>, SyncSender<Answer>);
 
-/// Compressor threads fed through a bounded queue; each piece answers on its own channel.
+/// Compressor threads fed through a bounded queue; each entry answers on its own channel.
 struct Workers {
     queue: Option<SyncSender<Job>>,
 }
 
 impl Workers {
-    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, threads: usize) -> Self {
-        let (queue, jobs) = sync_channel::<Job>(WINDOW);
+    fn start<'scope>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        threads: usize,
+        level: u32,
+    ) -> Self {
+        let (queue, jobs) = sync_channel::<Job>(threads);
         let jobs = Arc::new(Mutex::new(jobs));
         for _ in 0..threads {
             let jobs = Arc::clone(&jobs);
             scope.spawn(move || {
+                let mut c = compressor(level);
                 loop {
                     let job = jobs.lock().map(|rx| rx.recv());
-                    let Ok(Ok((piece, reply))) = job else { break };
-                    let _ = reply.send(deflate_piece(&piece));
+                    let Ok(Ok((data, reply))) = job else { break };
+                    let answer = deflate_whole(&mut c, &data);
+                    // The input goes as soon as it is compressed, before the answer waits.
+                    drop(data);
+                    let _ = reply.send(answer);
                 }
             });
         }
         Workers { queue: Some(queue) }
     }
 
-    fn submit(&self, piece: Piece) -> Pending {
+    fn submit(&self, data: Vec<u8>) -> Receiver<Answer> {
         let (reply, answer) = sync_channel(1);
         if let Some(queue) = &self.queue {
             // A closed queue only happens after a worker panicked; the answer then reports it.
-            let _ = queue.send((piece, reply));
+            let _ = queue.send((data, reply));
         }
         answer
     }
@@ -199,37 +155,95 @@ impl Drop for Workers {
     }
 }
 
+/// An entry read and handed to a compressor, waiting for its turn to be written.
+struct Pending {
+    name: String,
+    method: Method,
+    mode: u32,
+    crc: u32,
+    size: u64,
+    answer: Receiver<Answer>,
+}
+
+/// The entries read ahead of the writer and the memory they hold.
+struct Queue {
+    entries: VecDeque<Pending>,
+    /// Input bytes of the entries up to `budget` in the queue.
+    small: u64,
+    /// An entry over `budget` is in the queue.
+    large: bool,
+    /// [`BUDGET`], or less in tests.
+    budget: u64,
+}
+
+impl Queue {
+    fn new(budget: u64) -> Self {
+        Queue {
+            entries: VecDeque::new(),
+            small: 0,
+            large: false,
+            budget,
+        }
+    }
+
+    /// Whether an entry of `len` bytes must wait for the queue's head to be written.
+    fn full_for(&self, len: u64) -> bool {
+        !self.entries.is_empty()
+            && (self.entries.len() >= MAX_PENDING
+                || if len > self.budget {
+                    self.large
+                } else {
+                    self.small + len > self.budget
+                })
+    }
+
+    fn push(&mut self, entry: Pending) {
+        if entry.size > self.budget {
+            self.large = true;
+        } else {
+            self.small += entry.size;
+        }
+        self.entries.push_back(entry);
+    }
+
+    fn pop(&mut self) -> Option<Pending> {
+        let entry = self.entries.pop_front()?;
+        if entry.size > self.budget {
+            self.large = false;
+        } else {
+            self.small -= entry.size;
+        }
+        Some(entry)
+    }
+}
+
 /// A zip archive being written to `dest` (a temporary file the caller renames).
 pub(crate) struct ZipOut {
     out: std::io::BufWriter<std::fs::File>,
-    patch: std::fs::File,
     dest: PathBuf,
     offset: u64,
     central: Vec<Central>,
     time: u16,
     date: u16,
     zip64_limit: u64,
+    whole_limit: u64,
+    budget: u64,
 }
 
 impl ZipOut {
     /// Writes into `file` (at its start), every entry stamped with the DOS `time` and `date`.
-    pub(crate) fn new(
-        file: std::fs::File,
-        dest: &Path,
-        time: u16,
-        date: u16,
-    ) -> Result<Self, Error> {
-        let patch = file.try_clone().map_err(|e| FileError::write(dest, e))?;
-        Ok(ZipOut {
+    pub(crate) fn new(file: std::fs::File, dest: &Path, time: u16, date: u16) -> Self {
+        ZipOut {
             out: std::io::BufWriter::with_capacity(1 << 20, file),
-            patch,
             dest: dest.to_path_buf(),
             offset: 0,
             central: Vec::new(),
             time,
             date,
             zip64_limit: ZIP64_LIMIT,
-        })
+            whole_limit: WHOLE_LIMIT,
+            budget: BUDGET,
+        }
     }
 
     #[cfg(test)]
@@ -238,15 +252,43 @@ impl ZipOut {
         self
     }
 
+    /// Streams deflated entries from `limit` bytes on, and reads ahead up to `budget` bytes.
+    #[cfg(test)]
+    pub(crate) fn with_memory_limits(mut self, limit: u64, budget: u64) -> Self {
+        self.whole_limit = limit;
+        self.budget = budget;
+        self
+    }
+
+    fn write_error(&self, e: std::io::Error) -> Error {
+        FileError::write(&self.dest, e).into()
+    }
+
     fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.out
-            .write_all(bytes)
-            .map_err(|e| FileError::write(&self.dest, e))?;
+        self.out.write_all(bytes).map_err(|e| self.write_error(e))?;
         self.offset += bytes.len() as u64;
         Ok(())
     }
 
-    fn header(&mut self, name: &str, method: Method, mode: u32, zip64: bool) -> Result<(), Error> {
+    /// Writes a local header: with the CRC and sizes when `known`, else with zeros that
+    /// [`Self::end`] fills in (and a zip64 extra when `zip64`).
+    fn header(
+        &mut self,
+        name: &str,
+        method: Method,
+        mode: u32,
+        zip64: bool,
+        known: Option<Sizes>,
+    ) -> Result<(), Error> {
+        let Sizes {
+            crc,
+            compressed,
+            size,
+        } = known.unwrap_or(Sizes {
+            crc: 0,
+            compressed: 0,
+            size: 0,
+        });
         let flags: u16 = if name.is_ascii() { 0 } else { 0x0800 };
         let mut h = Vec::with_capacity(30 + name.len() + 20);
         h.extend_from_slice(&0x0403_4b50_u32.to_le_bytes());
@@ -255,11 +297,14 @@ impl ZipOut {
         h.extend_from_slice(&method.code().to_le_bytes());
         h.extend_from_slice(&self.time.to_le_bytes());
         h.extend_from_slice(&self.date.to_le_bytes());
-        // CRC-32 and sizes are filled in by `end`.
-        let sizes = if zip64 { u32::MAX } else { 0 };
-        h.extend_from_slice(&0u32.to_le_bytes());
-        h.extend_from_slice(&sizes.to_le_bytes());
-        h.extend_from_slice(&sizes.to_le_bytes());
+        h.extend_from_slice(&crc.to_le_bytes());
+        if zip64 {
+            h.extend_from_slice(&[0xFF; 8]);
+        } else {
+            for v in [compressed, size] {
+                h.extend_from_slice(&u32::try_from(v).expect("below the limit").to_le_bytes());
+            }
+        }
         h.extend_from_slice(
             &u16::try_from(name.len())
                 .expect("short names")
@@ -270,21 +315,43 @@ impl ZipOut {
         if zip64 {
             h.extend_from_slice(&1u16.to_le_bytes());
             h.extend_from_slice(&16u16.to_le_bytes());
-            h.extend_from_slice(&[0; 16]);
+            h.extend_from_slice(&size.to_le_bytes());
+            h.extend_from_slice(&compressed.to_le_bytes());
         }
         let offset = self.offset;
         self.write(&h)?;
         self.central.push(Central {
             name: name.to_owned(),
             method: method.code(),
-            crc: 0,
-            compressed: 0,
-            size: 0,
+            crc,
+            compressed,
+            size,
             offset,
             mode,
             zip64,
         });
         Ok(())
+    }
+
+    /// Writes an entry whose payload is ready, CRC and sizes in its header.
+    fn whole(
+        &mut self,
+        name: &str,
+        method: Method,
+        mode: u32,
+        crc: u32,
+        size: u64,
+        payload: &[u8],
+    ) -> Result<(), Error> {
+        let compressed = payload.len() as u64;
+        let zip64 = size >= self.zip64_limit || compressed >= self.zip64_limit;
+        let known = Sizes {
+            crc,
+            compressed,
+            size,
+        };
+        self.header(name, method, mode, zip64, Some(known))?;
+        self.write(payload)
     }
 
     /// Fills in the last entry's CRC-32 and sizes in the central record and its local header.
@@ -300,18 +367,14 @@ impl ZipOut {
         let (header_at, compressed, zip64) = (entry.offset, entry.compressed, entry.zip64);
         if !zip64 && (compressed >= limit || size >= limit) {
             let name = entry.name.clone();
-            return Err(FileError::write(
-                &self.dest,
-                std::io::Error::other(format!("entry `{name}` outgrew its header")),
-            )
-            .into());
+            return Err(self.write_error(std::io::Error::other(format!(
+                "entry `{name}` outgrew its header"
+            ))));
         }
-        self.out
-            .flush()
-            .map_err(|e| FileError::write(&self.dest, e))?;
-        let patch = |bytes: &[u8], at: u64| {
-            self.patch
-                .write_all_at(bytes, at)
+        let mut patch = |bytes: &[u8], at: u64| {
+            self.out
+                .seek(SeekFrom::Start(at))
+                .and_then(|_| self.out.write_all(bytes))
                 .map_err(|e| FileError::write(&self.dest, e))
         };
         if zip64 {
@@ -325,6 +388,9 @@ impl ZipOut {
             fields.extend_from_slice(&u32::try_from(size).expect("checked").to_le_bytes());
             patch(&fields, header_at + 14)?;
         }
+        self.out
+            .seek(SeekFrom::Start(end))
+            .map_err(|e| self.write_error(e))?;
         Ok(())
     }
 
@@ -336,31 +402,25 @@ impl ZipOut {
         mode: u32,
         method: Method,
     ) -> Result<Written, Error> {
-        let zip64 = data.len() as u64 >= self.zip64_limit - self.zip64_limit / 20;
-        self.header(name, method, mode, zip64)?;
-        let mut crc = flate2::Crc::new();
-        crc.update(data);
-        let payload = match method {
-            Method::Stored => data.to_vec(),
-            Method::Deflated(level) => deflate_piece(&Piece {
-                data: data.to_vec(),
-                dictionary: Vec::new(),
-                last: true,
-                level,
-            })
-            .map_err(|e| FileError::write(&self.dest, e))?,
-        };
-        self.write(&payload)?;
-        self.end(crc.sum(), data.len() as u64)?;
+        let crc = crc32(data);
+        let size = data.len() as u64;
+        match method {
+            Method::Stored => self.whole(name, method, mode, crc, size, data)?,
+            Method::Deflated(level) => {
+                let payload =
+                    deflate_whole(&mut compressor(level), data).map_err(|e| self.write_error(e))?;
+                self.whole(name, method, mode, crc, size, &payload)?;
+            }
+        }
         Ok(Written {
             name: name.to_owned(),
             sha256: Sha256::digest(data).into(),
-            size: data.len() as u64,
+            size,
         })
     }
 
     /// Adds the files `entries` (archive name, path, mode) in order, each read once; deflated
-    /// pieces are compressed on `threads` threads.
+    /// entries are compressed on `threads` threads.
     pub(crate) fn add_files(
         &mut self,
         entries: &[(String, PathBuf, u32)],
@@ -369,91 +429,139 @@ impl ZipOut {
     ) -> Result<Vec<Written>, Error> {
         std::thread::scope(|scope| {
             let workers = match method {
-                Method::Deflated(_) => Some(Workers::start(scope, threads.max(1))),
+                Method::Deflated(level) => Some(Workers::start(scope, threads.max(1), level)),
                 Method::Stored => None,
             };
-            let mut steps: VecDeque<Step> = VecDeque::new();
-            let mut in_flight = 0usize;
+            let mut queue = Queue::new(self.budget);
             let mut written = Vec::with_capacity(entries.len());
             for (name, path, mode) in entries {
                 let mut file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
                 let len = file.metadata().map_err(|e| FileError::read(path, e))?.len();
-                let zip64 = len >= self.zip64_limit - self.zip64_limit / 20;
-                steps.push_back(Step::Header {
-                    name: name.clone(),
-                    method,
-                    mode: *mode,
-                    zip64,
-                });
-                let (mut crc, mut sha, mut size) = (flate2::Crc::new(), Sha256::new(), 0u64);
-                let mut dictionary = Vec::new();
+                let whole = match (&workers, method) {
+                    (Some(w), Method::Deflated(_)) if len < self.whole_limit => Some(w),
+                    _ => None,
+                };
+                let Some(workers) = whole else {
+                    while let Some(entry) = queue.pop() {
+                        self.write_pending(&entry)?;
+                    }
+                    written.push(self.stream(name, *mode, method, &mut file, len)?);
+                    continue;
+                };
+                while queue.full_for(len) {
+                    let entry = queue.pop().expect("a full queue has entries");
+                    self.write_pending(&entry)?;
+                }
+                let mut data = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                let mut hashes = Hashes::default();
                 loop {
-                    let mut data = Vec::with_capacity(PIECE);
+                    let start = data.len();
                     (&mut file)
                         .take(PIECE as u64)
                         .read_to_end(&mut data)
                         .map_err(|e| FileError::read(path, e))?;
-                    crc.update(&data);
-                    sha.update(&data);
-                    size += data.len() as u64;
-                    let last = data.len() < PIECE;
-                    let next_dictionary = data[data.len().saturating_sub(DICTIONARY)..].to_vec();
-                    match (&workers, method) {
-                        (Some(w), Method::Deflated(level)) => {
-                            steps.push_back(Step::Pending(w.submit(Piece {
-                                data,
-                                dictionary: std::mem::replace(&mut dictionary, next_dictionary),
-                                last,
-                                level,
-                            })));
-                            in_flight += 1;
-                        }
-                        _ => steps.push_back(Step::Ready(data)),
-                    }
-                    while in_flight >= WINDOW || steps.len() > 4 * WINDOW {
-                        self.step(steps.pop_front().expect("steps queued"), &mut in_flight)?;
-                    }
-                    if last {
+                    hashes.update(&data[start..]);
+                    if data.len() - start < PIECE {
                         break;
                     }
                 }
-                steps.push_back(Step::End {
-                    crc: crc.sum(),
+                let size = data.len() as u64;
+                let (crc, sha256) = hashes.finish();
+                queue.push(Pending {
+                    name: name.clone(),
+                    method,
+                    mode: *mode,
+                    crc,
                     size,
+                    answer: workers.submit(data),
                 });
                 written.push(Written {
                     name: name.clone(),
-                    sha256: sha.finalize().into(),
+                    sha256,
                     size,
                 });
             }
-            while let Some(step) = steps.pop_front() {
-                self.step(step, &mut in_flight)?;
+            while let Some(entry) = queue.pop() {
+                self.write_pending(&entry)?;
             }
             Ok(written)
         })
     }
 
-    fn step(&mut self, step: Step, in_flight: &mut usize) -> Result<(), Error> {
-        match step {
-            Step::Header {
-                name,
-                method,
-                mode,
-                zip64,
-            } => self.header(&name, method, mode, zip64),
-            Step::Ready(data) => self.write(&data),
-            Step::Pending(answer) => {
-                *in_flight -= 1;
-                let data = answer
-                    .recv()
-                    .map_err(std::io::Error::other)
-                    .and_then(|r| r)
-                    .map_err(|e| FileError::write(&self.dest, e))?;
-                self.write(&data)
+    /// Writes an entry handed to a compressor, once it is deflated.
+    fn write_pending(&mut self, entry: &Pending) -> Result<(), Error> {
+        let payload = entry
+            .answer
+            .recv()
+            .map_err(std::io::Error::other)
+            .and_then(|r| r)
+            .map_err(|e| self.write_error(e))?;
+        self.whole(
+            &entry.name,
+            entry.method,
+            entry.mode,
+            entry.crc,
+            entry.size,
+            &payload,
+        )
+    }
+
+    /// Writes the entry read from `file` (`len` bytes long) in pieces: as it is, or through a
+    /// streaming deflate; its header is filled in at the end.
+    fn stream(
+        &mut self,
+        name: &str,
+        mode: u32,
+        method: Method,
+        file: &mut fs_err::File,
+        len: u64,
+    ) -> Result<Written, Error> {
+        let zip64 = len >= self.zip64_limit - self.zip64_limit / 20;
+        self.header(name, method, mode, zip64, None)?;
+        let mut deflate = match method {
+            Method::Deflated(level) => Some(flate2::write::DeflateEncoder::new(
+                Vec::new(),
+                flate2::Compression::new(level.min(9)),
+            )),
+            Method::Stored => None,
+        };
+        let mut hashes = Hashes::default();
+        let mut size = 0u64;
+        let mut data = Vec::with_capacity(PIECE);
+        loop {
+            data.clear();
+            (&mut *file)
+                .take(PIECE as u64)
+                .read_to_end(&mut data)
+                .map_err(|e| FileError::read(file.path(), e))?;
+            hashes.update(&data);
+            size += data.len() as u64;
+            let last = data.len() < PIECE;
+            if let Some(encoder) = &mut deflate {
+                encoder.write_all(&data).map_err(|e| self.write_error(e))?;
+                if last {
+                    break;
+                }
+                let out = std::mem::take(encoder.get_mut());
+                self.write(&out)?;
+            } else {
+                self.write(&data)?;
+                if last {
+                    break;
+                }
             }
-            Step::End { crc, size } => self.end(crc, size),
         }
+        if let Some(encoder) = deflate {
+            let out = encoder.finish().map_err(|e| self.write_error(e))?;
+            self.write(&out)?;
+        }
+        let (crc, sha256) = hashes.finish();
+        self.end(crc, size)?;
+        Ok(Written {
+            name: name.to_owned(),
+            sha256,
+            size,
+        })
     }
 
     /// Writes the central directory (sorted as the entries were added) and returns the file.
@@ -541,143 +649,30 @@ impl ZipOut {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{Method, PIECE, ZipOut, piece_level};
-    use std::path::{Path, PathBuf};
+/// CRC-32 (zip's) of `data`.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    crc.sum()
+}
 
-    /// Pseudo-random bytes (xorshift), reproducible.
-    fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed.to_le_bytes()[0]
-            })
-            .collect()
+/// The CRC-32 and SHA-256 of a payload, taken piece by piece.
+#[derive(Default)]
+struct Hashes {
+    crc: flate2::Crc,
+    sha: Sha256,
+}
+
+impl Hashes {
+    fn update(&mut self, piece: &[u8]) {
+        self.crc.update(piece);
+        self.sha.update(piece);
     }
 
-    /// Files of `sizes`: a random 16 KiB block repeated (matches reach across pieces).
-    fn files(dir: &Path, sizes: &[usize]) -> Vec<(String, PathBuf, u32)> {
-        let block = noise(16 << 10, 7);
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &len)| {
-                let data: Vec<u8> = block.iter().copied().cycle().skip(i).take(len).collect();
-                let path = dir.join(format!("f{i}"));
-                fs_err::write(&path, &data).unwrap();
-                (
-                    format!("pkg/f{i}"),
-                    path,
-                    if i == 0 { 0o755 } else { 0o644 },
-                )
-            })
-            .collect()
-    }
-
-    fn write(
-        dir: &Path,
-        name: &str,
-        entries: &[(String, PathBuf, u32)],
-        method: Method,
-        limit: Option<u64>,
-    ) -> PathBuf {
-        let path = dir.join(name);
-        let file = fs_err::File::create(&path).unwrap().into_parts().0;
-        let mut zip = ZipOut::new(file, &path, 0x6000, 0x5821).unwrap();
-        if let Some(limit) = limit {
-            zip = zip.with_zip64_limit(limit);
-        }
-        zip.add_files(entries, method, 2).unwrap();
-        zip.add_bytes("pkg/small.txt", b"text\n", 0o644, method)
-            .unwrap();
-        drop(zip.finish().unwrap());
-        path
-    }
-
-    /// Python's zipfile checks every CRC and lists name, size, mode, method.
-    const LIST: &str = r"
-import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-assert z.testzip() is None
-for i in z.infolist():
-    print(i.filename, i.file_size, oct(i.external_attr >> 16), i.compress_type, i.date_time)
-";
-
-    #[test]
-    fn pieces_join_into_one_stream_that_python_reads() {
-        let tmp = tempfile::tempdir().unwrap();
-        let entries = files(tmp.path(), &[0, 1, PIECE, 3 * PIECE + 5, 100]);
-        let zip = write(tmp.path(), "a.zip", &entries, Method::Deflated(9), None);
-        let listing = rock_ci_test_support::python(LIST, &[zip.as_os_str()]);
-        assert_eq!(
-            listing,
-            "pkg/f0 0 0o100755 8 (2024, 1, 1, 12, 0, 0)\npkg/f1 1 0o100644 8 (2024, 1, 1, 12, 0, 0)\n\
-             pkg/f2 1048576 0o100644 8 (2024, 1, 1, 12, 0, 0)\npkg/f3 3145733 0o100644 8 (2024, 1, 1, 12, 0, 0)\n\
-             pkg/f4 100 0o100644 8 (2024, 1, 1, 12, 0, 0)\npkg/small.txt 5 0o100644 8 (2024, 1, 1, 12, 0, 0)\n"
-        );
-        // The bytes come back as they were.
-        let mut archive = zip::ZipArchive::new(fs_err::File::open(&zip).unwrap()).unwrap();
-        for (name, path, _) in &entries {
-            let mut data = Vec::new();
-            std::io::Read::read_to_end(&mut archive.by_name(name).unwrap(), &mut data).unwrap();
-            assert!(data == fs_err::read(path).unwrap(), "{name}");
-        }
-        // Each piece is primed with the bytes before it: the 3 MiB entry costs about what one
-        // stream costs, not a fresh 16 KiB block per piece.
-        let f3 = archive.by_name("pkg/f3").unwrap().compressed_size();
-        let mut one = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(9));
-        std::io::Write::write_all(&mut one, &fs_err::read(&entries[3].1).unwrap()).unwrap();
-        let single = one.finish().unwrap().len() as u64;
-        assert!(f3 <= single + 4 * 64, "{f3} vs {single}");
-        // Same inputs, same bytes; stored entries too.
-        let again = write(tmp.path(), "b.zip", &entries, Method::Deflated(9), None);
-        assert!(fs_err::read(&again).unwrap() == fs_err::read(&zip).unwrap());
-        let stored = write(tmp.path(), "s.zip", &entries, Method::Stored, None);
-        let listing = rock_ci_test_support::python(LIST, &[stored.as_os_str()]);
-        assert!(listing.contains("pkg/f3 3145733 0o100644 0 "), "{listing}");
-    }
-
-    #[test]
-    fn incompressible_pieces_are_stored_inside_the_stream() {
-        let random = noise(PIECE, 3);
-        assert_eq!(piece_level(&random, 9), 0);
-        let code: Vec<u8> = noise(16 << 10, 5).into_iter().cycle().take(PIECE).collect();
-        assert_eq!(piece_level(&code, 9), 9);
-        assert_eq!(piece_level(&random[..1000], 9), 9, "too short to probe");
-        // A random entry costs its size plus the stored-block headers, and reads back.
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("random");
-        fs_err::write(&path, noise(3 * PIECE, 11)).unwrap();
-        let entries = [("r".to_owned(), path.clone(), 0o644)];
-        let zip = write(tmp.path(), "r.zip", &entries, Method::Deflated(9), None);
-        let mut archive = zip::ZipArchive::new(fs_err::File::open(&zip).unwrap()).unwrap();
-        let mut file = archive.by_name("r").unwrap();
-        assert!(file.compressed_size() <= 3 * PIECE as u64 + 1024);
-        let mut data = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut data).unwrap();
-        assert!(data == fs_err::read(&path).unwrap());
-    }
-
-    #[test]
-    fn zip64_fields_where_sizes_and_offsets_need_them() {
-        let tmp = tempfile::tempdir().unwrap();
-        let entries = files(tmp.path(), &[10, 5000, 3 * PIECE, 20]);
-        // With a 4 KiB limit: big entries, late offsets and the directory need zip64 fields.
-        for method in [Method::Stored, Method::Deflated(1)] {
-            let zip = write(tmp.path(), "z64.zip", &entries, method, Some(4096));
-            let listing = rock_ci_test_support::python(LIST, &[zip.as_os_str()]);
-            assert!(listing.contains("pkg/f2 3145728 "), "{listing}");
-            let code = if method == Method::Stored { 0 } else { 8 };
-            let last = format!("pkg/small.txt 5 0o100644 {code} (2024, 1, 1, 12, 0, 0)\n");
-            assert!(listing.ends_with(&last), "{listing}");
-            let bytes = fs_err::read(&zip).unwrap();
-            assert!(
-                bytes.windows(4).any(|w| w == [0x50, 0x4b, 0x06, 0x06]),
-                "zip64 end record"
-            );
-        }
+    fn finish(self) -> (u32, [u8; 32]) {
+        (self.crc.sum(), self.sha.finalize().into())
     }
 }
+
+#[cfg(test)]
+mod tests;
