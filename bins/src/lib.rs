@@ -1,5 +1,5 @@
-//! Shared glue of the rock-ci command-line tools: logging set-up, exit codes, and the
-//! resolution of a run's output root from flags, environment and the GitHub API.
+//! Shared glue of the rock-ci command-line tools: logging set-up, exit codes and the flag
+//! parsers they share.
 //!
 //! The binaries in `src/bin/` parse flags and call into the library crates; what two of them
 //! need lives here.
@@ -20,12 +20,10 @@ pub mod uploads;
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use github_actions::{GithubClient, WorkflowRun};
-use workflow_outputs::{
-    BucketSelection, ForkEvidence, GithubRepository, Platform, ReleaseType, RunContext,
-    WorkflowOutputRoot,
-};
+use github_actions::GithubClient;
+// The run-root resolution lives in github-actions; these names stay here for the tools.
+pub use github_actions::{RunRequest, resolve_run_root, select_bucket_for_run, select_run_bucket};
+use workflow_outputs::{GithubRepository, Platform, ReleaseType};
 
 /// The value parser of every flag that counts or limits something (concurrency, attempts,
 /// seconds): a whole number of at least 1, so that zero is a usage error (exit 2) in every
@@ -213,6 +211,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         }
         if let Some(api) = cause.downcast_ref::<github_actions::ApiError>() {
             return api.is_usage().then(|| api.to_string());
+        }
+        if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
+            return run.is_usage().then(|| run.to_string());
         }
         match cause.downcast_ref::<storage_backend::Error>() {
             Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),
@@ -445,150 +446,6 @@ pub async fn artifact_reader(
         lookup,
     )
     .await
-}
-
-/// What identifies a run whose output root is wanted.
-#[derive(Debug, Clone)]
-pub struct RunRequest {
-    /// The workflow run id.
-    pub run_id: String,
-    /// The platform.
-    pub platform: Platform,
-    /// The repository (else `GITHUB_REPOSITORY`, else `ROCm/TheRock`).
-    pub repository: Option<GithubRepository>,
-    /// The release type (else `RELEASE_TYPE`, else `ci`).
-    pub release_type: Option<ReleaseType>,
-    /// Ask the GitHub API about the run (fork detection of another run); otherwise the
-    /// current run's event payload decides.
-    pub lookup_workflow_run: bool,
-}
-
-/// Resolves the output root of a run as the reference's `from_workflow_run` does: repository
-/// and release type from the request or the environment, fork evidence from the GitHub API
-/// (when asked) or the event payload. Progress lines go to `log` (stderr in the tools).
-pub fn resolve_run_root(
-    request: &RunRequest,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    log: &mut dyn Write,
-) -> anyhow::Result<(WorkflowOutputRoot, BucketSelection)> {
-    let selection = select_run_bucket(
-        request.repository.clone(),
-        request.release_type,
-        request
-            .lookup_workflow_run
-            .then_some(request.run_id.as_str()),
-        lookup,
-        log,
-    )?;
-    let root = WorkflowOutputRoot::for_workflow_run(&request.run_id, request.platform, &selection)?;
-    Ok((root, selection))
-}
-
-/// Selects the artifacts bucket of a run as the reference's
-/// `get_artifacts_bucket_config_for_workflow_run` does, printing the same block to `log`:
-/// repository and release type given or else from the environment (an explicit release type
-/// leaves `RELEASE_TYPE` unread), fork evidence from the GitHub API for `workflow_run_id`, or
-/// else from the current run's event payload.
-pub fn select_run_bucket(
-    repository: Option<GithubRepository>,
-    release_type: Option<ReleaseType>,
-    workflow_run_id: Option<&str>,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    log: &mut dyn Write,
-) -> anyhow::Result<BucketSelection> {
-    let facts = match workflow_run_id {
-        Some(id) => RunFacts::Lookup(id),
-        None => RunFacts::Event,
-    };
-    select_bucket(repository, release_type, facts, lookup, log)
-}
-
-/// As [`select_run_bucket`] for a run already fetched from the API (`workflow_run=` of the
-/// reference): its head repository is the fork evidence, no request is made.
-pub fn select_bucket_for_run(
-    repository: Option<GithubRepository>,
-    release_type: Option<ReleaseType>,
-    run: &WorkflowRun,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    log: &mut dyn Write,
-) -> anyhow::Result<BucketSelection> {
-    select_bucket(repository, release_type, RunFacts::Known(run), lookup, log)
-}
-
-/// Where the fork evidence of a bucket selection comes from.
-#[derive(Clone, Copy)]
-enum RunFacts<'a> {
-    /// The API, for this run id.
-    Lookup(&'a str),
-    /// A run fetched earlier.
-    Known(&'a WorkflowRun),
-    /// The current run's event payload.
-    Event,
-}
-
-fn select_bucket(
-    repository: Option<GithubRepository>,
-    release_type: Option<ReleaseType>,
-    facts: RunFacts<'_>,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    log: &mut dyn Write,
-) -> anyhow::Result<BucketSelection> {
-    let env = |var: &str| {
-        if var == workflow_outputs::EnvVars::RELEASE_TYPE && release_type.is_some() {
-            None
-        } else {
-            lookup(var)
-        }
-    };
-    let ctx = RunContext::from_lookup(env)?.with_overrides(repository, release_type);
-    writeln!(log, "Retrieving bucket info for workflow run...")?;
-    writeln!(log, "  github_repository: {}", ctx.repository)?;
-    writeln!(log, "  release_type: {}", ctx.release_type)?;
-    let fetched;
-    let run = match facts {
-        RunFacts::Lookup(run_id) => {
-            let client = GithubClient::from_lookup(lookup)?;
-            fetched = client.workflow_run(ctx.repository.as_str(), run_id)?;
-            Some(&fetched)
-        }
-        RunFacts::Known(run) => Some(run),
-        RunFacts::Event => None,
-    };
-    let fork = if let Some(run) = run {
-        writeln!(log, "  workflow_run_id: {}", run.id)?;
-        writeln!(
-            log,
-            "  head_github_repository: {}",
-            run.head_repository_full_name()
-                .unwrap_or("(none: deleted fork)")
-        )?;
-        ForkEvidence::WorkflowRun {
-            head_repository: run.head_repository_full_name(),
-        }
-    } else {
-        ForkEvidence::Event {
-            is_pr_from_fork: github_actions::is_pr_from_fork_with(lookup)
-                .context("Cannot tell whether this run is a pull request from a fork")?,
-        }
-    };
-    let selection = ctx.select_bucket(fork);
-    writeln!(
-        log,
-        "  is_pr_from_fork: {}",
-        if selection.is_pr_from_fork() {
-            "True"
-        } else {
-            "False"
-        }
-    )?;
-    writeln!(log, "  bucket: {}", selection.config().name())?;
-    if selection.is_pr_from_fork() {
-        writeln!(
-            log,
-            "  Fork PR detected, skipping OIDC (using runner base credentials)"
-        )?;
-    }
-    Ok(selection)
 }
 
 #[cfg(test)]

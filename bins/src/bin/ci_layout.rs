@@ -1,19 +1,14 @@
 //! Prints the full output layout of a CI run: every S3 location the upload and fetch tools
 //! use, for the given run, platform and artifact group.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
-use rock_ci::{
-    RepositoryArg, RunRequest, exit_code, parse_platform, parse_release_type, parse_repository,
-    resolve_run_root,
-};
-use serde_json::json;
-use storage_location::StorageLocation;
+use github_actions::{LayoutView, RunRequest, layout_json, layout_text, resolve_run_root};
+use rock_ci::{RepositoryArg, exit_code, parse_platform, parse_release_type, parse_repository};
 use workflow_outputs::{Platform, ReleaseType, WorkflowOutputRoot};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -68,57 +63,6 @@ fn non_empty_path(s: &str) -> Result<PathBuf, String> {
     }
 }
 
-fn entries(root: &WorkflowOutputRoot, args: &Args) -> Vec<(String, StorageLocation)> {
-    let g = args.artifact_group.as_str();
-    let mut entries = vec![
-        ("root".to_owned(), root.root()),
-        ("artifact_index".to_owned(), root.artifact_index()),
-        ("log_dir".to_owned(), root.log_dir(g)),
-        ("log_index".to_owned(), root.log_index(g)),
-        ("log_root_index".to_owned(), root.log_root_index()),
-        (
-            "build_observability".to_owned(),
-            root.build_observability(g),
-        ),
-        (
-            "ninja_logs".to_owned(),
-            root.log_file(g, "ninja_logs.tar.gz"),
-        ),
-        (
-            "ccache_logs".to_owned(),
-            root.log_file(g, "ccache_logs.tar.zst"),
-        ),
-        ("manifest_dir".to_owned(), root.manifest_dir(g)),
-        ("manifest".to_owned(), root.manifest(g)),
-        ("manifest_root".to_owned(), root.manifest_root()),
-        ("manifests_index".to_owned(), root.manifests_index()),
-        ("python_packages".to_owned(), root.python_packages(g)),
-        ("python_packages_root".to_owned(), root.python_packages("")),
-        ("tarballs".to_owned(), root.tarballs()),
-    ];
-    for pkg in ["deb", "rpm"] {
-        entries.push((
-            format!("native_packages_{pkg}"),
-            root.native_linux_packages(pkg),
-        ));
-        entries.push((
-            format!("native_packages_{pkg}_log_dir"),
-            root.native_linux_packages_log_dir(pkg),
-        ));
-        entries.push((
-            format!("native_packages_{pkg}_log_index"),
-            root.native_linux_packages_log_index(pkg),
-        ));
-    }
-    if let Some(stage) = &args.stage {
-        entries.push((
-            "log_stage_dir".to_owned(),
-            root.log_stage_dir(stage, &args.family),
-        ));
-    }
-    entries
-}
-
 fn run(args: &Args) -> anyhow::Result<()> {
     let lookup = github_actions::process_env;
     let platform = args.platform.unwrap_or_else(Platform::host);
@@ -146,48 +90,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     drop(log);
 
-    let entries = entries(&root, args);
-    let render = |loc: &StorageLocation| -> anyhow::Result<String> {
-        Ok(match &args.local_staging_dir {
-            Some(dir) => loc.local_path(dir)?.display().to_string(),
-            None => loc.s3_uri(),
-        })
+    let stage = args.stage.as_deref().map(|s| (s, args.family.as_str()));
+    let entries = root.layout(&args.artifact_group, stage);
+    let view = match &args.local_staging_dir {
+        Some(dir) => LayoutView::Local(dir),
+        None => LayoutView::S3,
     };
-    let mut text = String::new();
-    match args.format {
-        Format::Text => {
-            for (name, loc) in &entries {
-                writeln!(text, "{name:<32} {}", render(loc)?)?;
-            }
-        }
-        Format::Json => {
-            let mut map = serde_json::Map::new();
-            for (name, loc) in &entries {
-                map.insert(
-                    name.clone(),
-                    json!({
-                        "relative_path": loc.relative_path(),
-                        "location": render(loc)?,
-                        "https_url": loc.https_url(),
-                    }),
-                );
-            }
-            let iam_role = match &selection {
-                Some(s) => s.config().write_access_iam_role()?,
-                None => None,
-            };
-            let doc = json!({
-                "bucket": root.bucket(),
-                "prefix": root.prefix(),
-                "run_id": root.run_id(),
-                "platform": root.platform().as_str(),
-                "is_pr_from_fork": selection.as_ref().map(workflow_outputs::BucketSelection::is_pr_from_fork),
-                "write_access_iam_role": iam_role,
-                "locations": map,
-            });
-            text = serde_json::to_string_pretty(&doc)? + "\n";
-        }
-    }
+    let text = match args.format {
+        Format::Text => layout_text(&entries, view)?,
+        Format::Json => layout_json(&root, &entries, view, selection.as_ref())?,
+    };
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())

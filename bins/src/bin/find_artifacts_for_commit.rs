@@ -4,7 +4,8 @@
 use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
-use rock_ci::find_artifacts::{Finder, FinderArgs, python_list_repr, run_finder};
+use rock_ci::find_artifacts::{FinderArgs, finder_main};
+use run_finder::{Finder, python_list_repr};
 
 /// Find CI artifacts for a given commit.
 #[derive(Debug, Parser)]
@@ -34,9 +35,7 @@ pub(crate) fn main() -> ExitCode {
     if let Err(err) = rock_ci::check_url_settings(&lookup) {
         return rock_ci::exit_code(Err(err));
     }
-    let platform = finder_args
-        .platform
-        .unwrap_or_else(workflow_outputs::Platform::host);
+    let platform = finder_args.platform();
     let selector = match &args.run_id {
         Some(id) => format!("run {id}"),
         None => format!("commit {}", args.commit.as_deref().unwrap_or_default()),
@@ -45,12 +44,12 @@ pub(crate) fn main() -> ExitCode {
         "No matching artifacts found for {selector} (platform={platform}, artifact_group={})",
         python_list_repr(&finder_args.artifact_group)
     );
-    run_finder(finder_args.json, &not_found, |mut log| async move {
-        let mut finder = Finder::new(finder_args, &lookup)?;
-        match (&args.run_id, &args.commit) {
-            (Some(id), _) => finder.for_run(id, &mut log).await,
-            (None, Some(commit)) => finder.for_commit(commit, &mut log).await,
+    finder_main(finder_args.json, &not_found, |mut log| async move {
+        let mut finder = Finder::new(finder_args.query(), &lookup).await?;
+        Ok(match (&args.run_id, &args.commit) {
+            (Some(id), _) => finder.for_run(id, &mut log).await?,
+            (None, Some(commit)) => finder.for_commit(commit, &mut log).await?,
             (None, None) => unreachable!("clap requires --commit or --run-id"),
-        }
+        })
     })
 }

@@ -4,7 +4,8 @@
 use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
-use rock_ci::find_artifacts::{Finder, FinderArgs, LatestSource, run_finder};
+use rock_ci::find_artifacts::{FinderArgs, finder_main};
+use run_finder::{Finder, LatestSource};
 
 /// Find CI artifacts by branch history, exact ref, or workflow run id.
 #[derive(Debug, Parser)]
@@ -64,11 +65,11 @@ pub(crate) fn main() -> ExitCode {
         ),
     };
     let not_found = format!("No matching artifacts found for {location}");
-    run_finder(finder_args.json, &not_found, |mut log| async move {
-        let mut finder = Finder::new(finder_args, &lookup)?;
+    finder_main(finder_args.json, &not_found, |mut log| async move {
+        let mut finder = Finder::new(finder_args.query(), &lookup).await?;
         let mut progress = std::io::stderr();
-        finder
+        Ok(finder
             .latest(&source, verbose, &mut log, &mut progress)
-            .await
+            .await?)
     })
 }

@@ -33,7 +33,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         Box::new(std::io::stderr().lock())
     };
-    let selection = rock_ci::select_run_bucket(None, Some(release_type), None, &lookup, &mut log)?;
+    let selection =
+        github_actions::select_run_bucket(None, Some(release_type), None, &lookup, &mut log)?;
     drop(log);
     let config = selection.config();
     let iam_role = config.write_access_iam_role()?.unwrap_or_default();

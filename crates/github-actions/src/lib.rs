@@ -7,6 +7,10 @@
 //! - [`GithubClient`]: the REST look-ups (a workflow run, the runs of a commit, a branch's
 //!   recent commits, a ref's commit), honouring `GITHUB_API_URL`, with retries on server
 //!   errors and rate limits and every page of paginated answers.
+//! - [`resolve_run_root`] and [`select_bucket`]: a run's output root and artifacts bucket
+//!   from the caller's repository and release type (else the environment's) and the fork
+//!   evidence (the API's run, else the event payload), with the reference's report block.
+//! - [`layout_text`] and [`layout_json`]: a run's output layout as `ci_layout` prints it.
 //! - [`str2bool`]: the boolean words of workflow inputs.
 //!
 //! Every function that reads the environment has a `_with` twin taking a lookup function.
@@ -23,7 +27,9 @@
 mod api;
 mod env;
 mod event;
+mod layout;
 mod outputs;
+mod run_root;
 
 pub use api::{
     ApiError, DEFAULT_API_URL, DEFAULT_SERVER_URL, GithubClient, HeadRepository, RetryPolicy,
@@ -31,9 +37,14 @@ pub use api::{
 };
 pub use env::{EnvVars, process_env};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};
+pub use layout::{LayoutError, LayoutView, layout_json, layout_text};
 pub use outputs::{
     InvalidBool, OUTPUTS_NOT_SET_WARNING, SummaryOutcome, WriteError, append_step_summary,
     append_step_summary_with, format_outputs, outputs_json, set_outputs, set_outputs_reporting,
     set_outputs_with, str2bool,
+};
+pub use run_root::{
+    RunFacts, RunRequest, RunRootError, resolve_run_root, select_bucket, select_bucket_for_run,
+    select_run_bucket,
 };
 pub use storage_location::redact_url;

@@ -1,2 +1,31 @@
 //! Which workflow run holds the artifacts of some artifact groups: runs from the GitHub API,
 //! their archives from one S3 listing per run.
+//!
+//! - [`Finder`]: the search for a commit ([`Finder::for_commit`]), one run
+//!   ([`Finder::for_run`]), or the newest commit of a ref or a branch where every group
+//!   exists ([`Finder::latest`]). The GitHub client blocks (its requests and its waits for
+//!   rate limits), so every call to it runs on the blocking pool, never on an async thread.
+//! - [`select_group`]: which archives of a run belong to a group (generic archives, the
+//!   group's family and its targets, case-insensitively by base architecture).
+//! - [`ArtifactRunInfo`] and [`write_results`]: the result records and how the tools print
+//!   them (text blocks or a JSON document); [`python_list_repr`] for the group list.
+//!
+//! ```
+//! use run_finder::select_group;
+//!
+//! let files = ["base_lib_generic.tar.zst".to_owned(), "blas_lib_gfx942.tar.zst".to_owned()];
+//! let family = ["gfx942".to_owned()];
+//! let found = select_group(&files, "gfx94X-dcgpu", &family, &[], &[]);
+//! assert!(found.is_present());
+//! assert_eq!(found.artifact_filenames, files);
+//! ```
+
+mod error;
+mod finder;
+mod groups;
+mod report;
+
+pub use error::{FamilyTableError, FinderError};
+pub use finder::{AMDGPU_TARGETS_CMAKE, Finder, LatestSource, Query};
+pub use groups::{GroupMatch, select_group};
+pub use report::{ArtifactRunInfo, python_list_repr, write_results};

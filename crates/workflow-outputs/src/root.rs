@@ -243,4 +243,58 @@ impl WorkflowOutputRoot {
     pub fn tarball(&self, filename: &str) -> StorageLocation {
         self.at(format_args!("/tarballs/{filename}"))
     }
+
+    /// Every location of the run that the upload and fetch tools use, named, in a stable
+    /// order: the run's root and artifact index; the logs, build observability, ninja and
+    /// ccache archives and manifests of `artifact_group`; the log and manifest roots; the
+    /// python packages (of the group and all); tarballs; the deb and rpm repositories with
+    /// their logs; and, for a `(stage, family)`, the stage's log directory.
+    pub fn layout(
+        &self,
+        artifact_group: &str,
+        stage: Option<(&str, &str)>,
+    ) -> Vec<(String, StorageLocation)> {
+        let g = artifact_group;
+        let mut entries: Vec<(String, StorageLocation)> = [
+            ("root", self.root()),
+            ("artifact_index", self.artifact_index()),
+            ("log_dir", self.log_dir(g)),
+            ("log_index", self.log_index(g)),
+            ("log_root_index", self.log_root_index()),
+            ("build_observability", self.build_observability(g)),
+            ("ninja_logs", self.log_file(g, "ninja_logs.tar.gz")),
+            ("ccache_logs", self.log_file(g, "ccache_logs.tar.zst")),
+            ("manifest_dir", self.manifest_dir(g)),
+            ("manifest", self.manifest(g)),
+            ("manifest_root", self.manifest_root()),
+            ("manifests_index", self.manifests_index()),
+            ("python_packages", self.python_packages(g)),
+            ("python_packages_root", self.python_packages("")),
+            ("tarballs", self.tarballs()),
+        ]
+        .into_iter()
+        .map(|(name, location)| (name.to_owned(), location))
+        .collect();
+        for pkg in ["deb", "rpm"] {
+            entries.push((
+                format!("native_packages_{pkg}"),
+                self.native_linux_packages(pkg),
+            ));
+            entries.push((
+                format!("native_packages_{pkg}_log_dir"),
+                self.native_linux_packages_log_dir(pkg),
+            ));
+            entries.push((
+                format!("native_packages_{pkg}_log_index"),
+                self.native_linux_packages_log_index(pkg),
+            ));
+        }
+        if let Some((stage, family)) = stage {
+            entries.push((
+                "log_stage_dir".to_owned(),
+                self.log_stage_dir(stage, family),
+            ));
+        }
+        entries
+    }
 }

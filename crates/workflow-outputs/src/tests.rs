@@ -774,3 +774,45 @@ fn test_report_keys() {
     assert_eq!(r99().location("").relative_path(), "99999-linux");
     assert_eq!(r99().location("//a/b//").relative_path(), "99999-linux/a/b");
 }
+
+#[test]
+fn layout_names_every_location_once() {
+    let entries = r99().layout("gfx94X-dcgpu", None);
+    let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.len(), 21);
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert_eq!(names[0], "root");
+    assert!(!names.contains(&"log_stage_dir"));
+    let find = |entries: &[(String, StorageLocation)], name: &str| {
+        entries
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| l.relative_path().to_owned())
+    };
+    assert_eq!(
+        find(&entries, "ninja_logs").as_deref(),
+        Some("99999-linux/logs/gfx94X-dcgpu/ninja_logs.tar.gz")
+    );
+    assert_eq!(
+        find(&entries, "native_packages_rpm_log_index").as_deref(),
+        Some("99999-linux/logs/packaging/rpm/index.html")
+    );
+    let staged = r99().layout("generic", Some(("math-libs", "gfx1151")));
+    assert_eq!(staged.len(), 22);
+    assert_eq!(
+        staged.last().map(|(n, _)| n.as_str()),
+        Some("log_stage_dir")
+    );
+    assert_eq!(
+        find(&staged, "log_stage_dir"),
+        Some(
+            r99()
+                .log_stage_dir("math-libs", "gfx1151")
+                .relative_path()
+                .to_owned()
+        )
+    );
+}

@@ -1,8 +1,8 @@
-//! The `check_if_artifacts_exist` vectors of spec §12.3 and the output helpers.
+//! The `check_if_artifacts_exist` vectors of spec §12.3.
 
 use regex::Regex;
 
-use super::{ArtifactRunInfo, GroupMatch, python_list_repr, select_group};
+use super::{GroupMatch, select_group, unique_groups};
 
 /// A family table in the cmake file's syntax, parsed by the real parser.
 const CMAKE: &str = r#"
@@ -149,56 +149,7 @@ fn matching_is_case_insensitive_by_base_architecture() {
 }
 
 #[test]
-fn python_repr_of_groups() {
-    let list =
-        |v: &[&str]| python_list_repr(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-    assert_eq!(
-        list(&["gfx94X-dcgpu", "gfx120X-all"]),
-        "['gfx94X-dcgpu', 'gfx120X-all']"
-    );
-    assert_eq!(list(&["it's"]), r#"["it's"]"#);
-    assert_eq!(list(&[]), "[]");
-}
-
-#[test]
-fn result_fields() {
-    let info = ArtifactRunInfo {
-        git_commit_sha: "abc".into(),
-        github_repository_name: "ROCm/TheRock".into(),
-        external_repo: "ROCm-TheRock/".into(),
-        platform: "linux".into(),
-        artifact_group: "gfx94X-dcgpu".into(),
-        workflow_file_name: "ci.yml".into(),
-        workflow_run_id: "7".into(),
-        workflow_run_status: "completed".into(),
-        workflow_run_conclusion: None,
-        workflow_run_html_url: String::new(),
-        s3_bucket: "therock-ci-artifacts-external".into(),
-        amdgpu_targets: vec![],
-        required_artifact_patterns: vec![],
-        artifact_filenames: vec!["a_b_generic.tar.zst".into()],
-    };
-    assert_eq!(
-        info.s3_uri(),
-        "s3://therock-ci-artifacts-external/ROCm-TheRock/7-linux/"
-    );
-    assert_eq!(
-        info.s3_index_url(),
-        "https://therock-ci-artifacts-external.s3.amazonaws.com/ROCm-TheRock/7-linux/index.html"
-    );
-    let json = info.to_json();
-    assert_eq!(json.len(), 19);
-    assert_eq!(json["workflow_run_conclusion"], serde_json::Value::Null);
-    let mut text = Vec::new();
-    info.print(&mut text).unwrap();
-    let text = String::from_utf8(text).unwrap();
-    assert!(
-        text.contains("  Workflow run status: completed\n"),
-        "{text}"
-    );
-    assert!(!text.contains("AMDGPU targets"), "{text}");
-    assert!(
-        text.ends_with("  Artifacts:\n    a_b_generic.tar.zst\n\n"),
-        "{text}"
-    );
+fn groups_are_deduplicated_in_first_seen_order() {
+    let groups: Vec<String> = ["b", "a", "b", "c", "a"].map(str::to_owned).to_vec();
+    assert_eq!(unique_groups(&groups), ["b", "a", "c"]);
 }
