@@ -9,67 +9,9 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-#[path = "artifact_manager.rs"]
-mod artifact_manager;
-#[path = "build_python_packages.rs"]
-mod build_python_packages;
-#[path = "ci_layout.rs"]
-mod ci_layout;
-#[path = "fetch_artifacts.rs"]
-mod fetch_artifacts;
-#[path = "find_artifacts_for_commit.rs"]
-mod find_artifacts_for_commit;
-#[path = "find_latest_artifacts.rs"]
-mod find_latest_artifacts;
-#[path = "install_rocm_from_artifacts.rs"]
-mod install_rocm_from_artifacts;
-#[path = "post_build_upload.rs"]
-mod post_build_upload;
-#[path = "post_stage_upload.rs"]
-mod post_stage_upload;
-#[path = "upload_package_repo.rs"]
-mod upload_package_repo;
-#[path = "upload_python_packages.rs"]
-mod upload_python_packages;
-#[path = "upload_tarballs.rs"]
-mod upload_tarballs;
-#[path = "upload_test_report_script.rs"]
-mod upload_test_report_script;
-#[path = "write_artifacts_bucket_info.rs"]
-mod write_artifacts_bucket_info;
+mod tools;
 
-type Main = fn() -> ExitCode;
-
-/// Each tool's name (as installed) and its `main`.
-const TOOLS: &[(&str, Main)] = &[
-    ("artifact_manager", artifact_manager::main),
-    ("build_python_packages", build_python_packages::main),
-    ("ci_layout", ci_layout::main),
-    ("fetch_artifacts", fetch_artifacts::main),
-    ("find_artifacts_for_commit", find_artifacts_for_commit::main),
-    ("find_latest_artifacts", find_latest_artifacts::main),
-    (
-        "install_rocm_from_artifacts",
-        install_rocm_from_artifacts::main,
-    ),
-    ("post_build_upload", post_build_upload::main),
-    ("post_stage_upload", post_stage_upload::main),
-    ("upload_package_repo", upload_package_repo::main),
-    ("upload_python_packages", upload_python_packages::main),
-    ("upload_tarballs", upload_tarballs::main),
-    ("upload_test_report_script", upload_test_report_script::main),
-    (
-        "write_artifacts_bucket_info",
-        write_artifacts_bucket_info::main,
-    ),
-];
-
-fn tool(name: &str) -> Option<Main> {
-    TOOLS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, main)| main)
-}
+use tools::{TOOLS, tool};
 
 fn usage() -> String {
     let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
