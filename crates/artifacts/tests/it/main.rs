@@ -1,0 +1,3 @@
+//! Integration tests of the artifacts crate.
+
+mod tar_compat;
