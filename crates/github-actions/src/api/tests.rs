@@ -1,4 +1,3 @@
-
 use super::{next_link, percent_encode};
 
 #[test]

@@ -1,4 +1,3 @@
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

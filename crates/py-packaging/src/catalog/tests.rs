@@ -1,4 +1,3 @@
-
 use super::{ArtifactCatalog, EntryKind, PROFILER_WHEEL_INCLUDES, core_filter, device_filter};
 use artifacts::ArtifactName;
 

@@ -1,4 +1,3 @@
-
 use super::Error;
 use file_tree::FileError;
 

@@ -1,4 +1,3 @@
-
 use super::{FamilyMap, default_version, parse_family_list};
 
 const CMAKE: &str = r#"

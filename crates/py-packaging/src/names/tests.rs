@@ -1,4 +1,3 @@
-
 use super::{Logical, Naming};
 
 #[test]

@@ -1,4 +1,3 @@
-
 use super::Parameters;
 use crate::names::{Logical, Naming};
 

@@ -1,4 +1,3 @@
-
 use super::repr;
 
 /// Strings over a mix of ASCII, quotes, controls, separators, private use and astral

@@ -1,4 +1,3 @@
-
 use super::{is_text_member, release};
 
 #[test]

@@ -1,4 +1,3 @@
-
 use super::*;
 
 // Spec §18.5 and §6.2.

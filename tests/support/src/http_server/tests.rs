@@ -1,4 +1,3 @@
-
 use std::io::{ErrorKind, Read as _, Write as _};
 
 use super::*;
