@@ -60,7 +60,13 @@ fn main() -> ExitCode {
             match link_tools(Path::new(dir)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
-                    let _ = writeln!(stderr, "rock-ci: --link-tools {}: {error}", dir.display());
+                    let mut message = error.to_string();
+                    let mut cause = error.source();
+                    while let Some(c) = cause {
+                        message = format!("{message}: {c}");
+                        cause = c.source();
+                    }
+                    let _ = writeln!(stderr, "rock-ci: --link-tools {}: {message}", dir.display());
                     ExitCode::FAILURE
                 }
             }
@@ -82,20 +88,12 @@ fn main() -> ExitCode {
 }
 
 /// A symbolic link named after each tool in `dir` (created if missing), to this binary by its
-/// absolute path. Each link is made under a temporary name and renamed over whatever had the
-/// tool's name (an older link, a per-tool binary), so no tool is ever missing from `dir`.
-fn link_tools(dir: &Path) -> std::io::Result<()> {
+/// absolute path, each put in place of whatever had the tool's name (an older link, a
+/// per-tool binary) without the name ever missing.
+fn link_tools(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?.canonicalize()?;
-    fs_err::create_dir_all(dir)?;
     for (name, _) in TOOLS {
-        let target = dir.join(name);
-        let temp = dir.join(format!(".{name}.{}.rock-ci-link", std::process::id()));
-        let _ = fs_err::remove_file(&temp);
-        fs_err::os::unix::fs::symlink(&exe, &temp)?;
-        if let Err(error) = fs_err::rename(&temp, &target) {
-            let _ = fs_err::remove_file(&temp);
-            return Err(error);
-        }
+        file_tree::symlink_replacing(&exe, &dir.join(name))?;
     }
     Ok(())
 }

@@ -8,6 +8,8 @@
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
 //! - [`index_page()`] renders an HTML index of files below a directory (names escaped, times
 //!   in UTC), and [`is_index_page`] recognizes such a page later.
+//! - [`symlink_replacing`] puts a symbolic link in place of whatever had its name, never
+//!   leaving the name missing.
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 mod glob;
 mod index_page;
+mod link;
 mod remove;
 mod temp;
 mod walk;
@@ -32,6 +35,7 @@ pub use glob::{PathGlob, cmp_components, fnmatch};
 pub use index_page::{
     GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,
 };
+pub use link::symlink_replacing;
 pub use remove::remove_tree;
 pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};

@@ -1,0 +1,46 @@
+use super::symlink_replacing;
+
+#[test]
+fn a_link_replaces_a_file_and_an_older_link_and_leaves_no_temporary() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("bin");
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    fs_err::write(&a, "a").unwrap();
+    fs_err::write(&b, "b").unwrap();
+
+    // A missing directory is created.
+    symlink_replacing(&a, &dir.join("tool")).unwrap();
+    assert_eq!(fs_err::read_to_string(dir.join("tool")).unwrap(), "a");
+
+    // An older link is replaced.
+    symlink_replacing(&b, &dir.join("tool")).unwrap();
+    assert_eq!(fs_err::read_link(dir.join("tool")).unwrap(), b);
+
+    // So is a plain file.
+    fs_err::write(dir.join("other"), "plain").unwrap();
+    symlink_replacing(&a, &dir.join("other")).unwrap();
+    assert_eq!(fs_err::read_link(dir.join("other")).unwrap(), a);
+
+    let mut names: Vec<_> = fs_err::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["other", "tool"]);
+}
+
+#[test]
+fn a_link_over_a_directory_fails_naming_it() {
+    let t = tempfile::tempdir().unwrap();
+    let busy = t.path().join("busy");
+    fs_err::create_dir(busy.join("x"))
+        .unwrap_or_else(|_| fs_err::create_dir_all(busy.join("x")).unwrap());
+    let err = symlink_replacing(t.path(), &busy).unwrap_err();
+    assert!(err.to_string().contains("busy"), "{err}");
+    // No temporary is left beside it.
+    let names: Vec<_> = fs_err::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["busy"]);
+}
