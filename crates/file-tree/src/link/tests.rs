@@ -33,8 +33,7 @@ fn a_link_replaces_a_file_and_an_older_link_and_leaves_no_temporary() {
 fn a_link_over_a_directory_fails_naming_it() {
     let t = tempfile::tempdir().unwrap();
     let busy = t.path().join("busy");
-    fs_err::create_dir(busy.join("x"))
-        .unwrap_or_else(|_| fs_err::create_dir_all(busy.join("x")).unwrap());
+    fs_err::create_dir_all(busy.join("x")).unwrap();
     let err = symlink_replacing(t.path(), &busy).unwrap_err();
     assert!(err.to_string().contains("busy"), "{err}");
     // No temporary is left beside it.
