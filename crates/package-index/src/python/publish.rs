@@ -268,7 +268,8 @@ impl<'a> Publisher<'a> {
                             path.display()
                         )?;
                     } else {
-                        write_atomically(&path, html)?;
+                        let (at, html) = (path.clone(), html.clone());
+                        storage_backend::blocking(move || write_atomically(&at, &html)).await?;
                         say!(out, "[INFO] Generated {}", dir.page_path(rel))?;
                     }
                 }

@@ -22,3 +22,30 @@ fn summaries() {
         "[ROCm Python packages (kpack-split)](https://b.s3.amazonaws.com/1-linux/python/index.html)\nReplace `<YOUR_TARGET>`"
     ));
 }
+
+#[test]
+fn step_outputs_per_layout() {
+    let loc = StorageLocation::new("b", "1-linux/python");
+    let single = step_outputs(&loc, &Layout::Single);
+    assert_eq!(
+        single.line,
+        "[INFO] Single-arch index URL: https://b.s3.amazonaws.com/1-linux/python/index.html"
+    );
+    assert_eq!(
+        single.outputs,
+        [
+            (
+                "package_find_links_url",
+                "https://b.s3.amazonaws.com/1-linux/python/index.html".to_owned()
+            ),
+            ("kpack_split", "false".to_owned())
+        ]
+    );
+    assert_eq!(step_outputs(&loc, &Layout::Flat).outputs[1].1, "true");
+    let per = step_outputs(&loc, &Layout::PerFamily(vec!["f".into()]));
+    assert_eq!(
+        per.outputs[0].1,
+        "https://b.s3.amazonaws.com/1-linux/python"
+    );
+    assert_eq!(per.outputs[1].1, "false");
+}
