@@ -243,7 +243,7 @@ pub fn banner(out: &mut dyn Write, title: &str) -> Result<(), Error> {
 }
 
 /// `True` or `False`, as the reference prints a flag.
-pub fn python_bool(b: bool) -> &'static str {
+fn python_bool(b: bool) -> &'static str {
     if b { "True" } else { "False" }
 }
 
