@@ -11,8 +11,6 @@ pub mod install_rocm;
 pub mod post_build_upload;
 pub mod post_stage_upload;
 pub mod progress;
-pub mod upload_package_repo;
-pub mod upload_python_packages;
 pub mod upload_tarballs;
 pub mod upload_test_report;
 pub mod uploads;

@@ -5,11 +5,104 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use anyhow::bail;
 use file_tree::FileError;
+
+/// Why a `.deb` cannot be indexed, or an APT index cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DebError {
+    /// Opening the file failed (the error names it).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// Reading the file failed.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The file is not an `ar` archive.
+    #[error("not an ar archive (no `!<arch>` magic)")]
+    NotAr,
+    /// Reading a part of the archive failed.
+    #[error("{what}")]
+    Reading {
+        /// The part.
+        what: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A part of the archive ends early.
+    #[error("{what} is cut short")]
+    CutShort {
+        /// The part.
+        what: String,
+    },
+    /// The archive has no control member.
+    #[error("no `control.tar` member")]
+    NoControlMember,
+    /// A member header is damaged.
+    #[error("a damaged ar member header")]
+    DamagedHeader,
+    /// A member header has no valid size.
+    #[error("member `{name}` has no valid size")]
+    BadSize {
+        /// The member.
+        name: String,
+    },
+    /// The archive does not start with `debian-binary`.
+    #[error("not a Debian binary package (no leading `debian-binary` member)")]
+    NotDebian,
+    /// The control member does not fit in memory.
+    #[error("member `{name}` is too large")]
+    TooLarge {
+        /// The member.
+        name: String,
+    },
+    /// The control member is compressed in an unknown way.
+    #[error("unsupported control member `{name}`")]
+    UnsupportedMember {
+        /// The member.
+        name: String,
+    },
+    /// The control member holds no `control` file.
+    #[error("`{name}` holds no `control` file")]
+    NoControl {
+        /// The member.
+        name: String,
+    },
+    /// The control file starts with a continuation line.
+    #[error("a continuation line before any field: `{line}`")]
+    ContinuationFirst {
+        /// The line.
+        line: String,
+    },
+    /// A control file line is no field.
+    #[error("a line that is no field: `{line}`")]
+    NotAField {
+        /// The line.
+        line: String,
+    },
+    /// The control file lacks a required field.
+    #[error("the control file has no `{field}` field")]
+    MissingField {
+        /// `Package`, `Version` or `Architecture`.
+        field: &'static str,
+    },
+    /// A `Packages` stanza without `Filename`.
+    #[error("a stanza without `Filename` (it starts `{start}`)")]
+    NoFilename {
+        /// Its first line, escaped.
+        start: String,
+    },
+}
+
+impl DebError {
+    fn reading(what: impl Into<String>) -> impl FnOnce(io::Error) -> Self {
+        let what = what.into();
+        move |source| DebError::Reading { what, source }
+    }
+}
 
 /// The fields of a binary package index stanza in the order `dpkg-scanpackages` writes them
 /// (dpkg's `CTRL_INDEX_PKG` order); any other field follows in its control-file order.
@@ -82,7 +175,7 @@ impl Digests {
     }
 
     /// The digests of the file at `path`, read in pieces.
-    pub fn of_file(path: &Path) -> anyhow::Result<Self> {
+    pub fn of_file(path: &Path) -> Result<Self, DebError> {
         use md5::Digest as _;
         let mut file = fs_err::File::open(path)?;
         let (mut md5, mut sha1) = (md5::Md5::new(), sha1::Sha1::new());
@@ -109,25 +202,24 @@ impl Digests {
 }
 
 /// Reads `len` bytes of `reader` whole, or fails naming `what`.
-fn read_exact_vec(reader: &mut dyn Read, len: usize, what: &str) -> Result<Vec<u8>, String> {
+fn read_exact_vec(reader: &mut dyn Read, len: usize, what: &str) -> Result<Vec<u8>, DebError> {
     let mut buf = Vec::new();
     reader
         .take(len as u64)
         .read_to_end(&mut buf)
-        .map_err(|e| format!("{what}: {e}"))?;
+        .map_err(DebError::reading(what))?;
     if buf.len() != len {
-        return Err(format!("{what} is cut short"));
+        return Err(DebError::CutShort { what: what.into() });
     }
     Ok(buf)
 }
 
 /// The `debian-binary` check and the `control.tar*` member (name, bytes) of the `ar` archive
 /// `reader`; the other members (the data, possibly large) are skipped, not read.
-fn control_member<R: Read + Seek>(reader: &mut R) -> Result<(String, Vec<u8>), String> {
-    let magic = read_exact_vec(reader, 8, "the archive header")
-        .map_err(|_| "not an ar archive (no `!<arch>` magic)".to_owned())?;
+fn control_member<R: Read + Seek>(reader: &mut R) -> Result<(String, Vec<u8>), DebError> {
+    let magic = read_exact_vec(reader, 8, "the archive header").map_err(|_| DebError::NotAr)?;
     if magic != b"!<arch>\n" {
-        return Err("not an ar archive (no `!<arch>` magic)".into());
+        return Err(DebError::NotAr);
     }
     let mut first = true;
     loop {
@@ -137,14 +229,14 @@ fn control_member<R: Read + Seek>(reader: &mut R) -> Result<(String, Vec<u8>), S
             match reader.read(&mut header[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
-                Err(e) => return Err(format!("reading an ar member header: {e}")),
+                Err(e) => return Err(DebError::reading("reading an ar member header")(e)),
             }
         }
         if got == 0 {
-            return Err("no `control.tar` member".into());
+            return Err(DebError::NoControlMember);
         }
         if got < header.len() || &header[58..60] != b"`\n" {
-            return Err("a damaged ar member header".into());
+            return Err(DebError::DamagedHeader);
         }
         let field = |range: std::ops::Range<usize>| {
             String::from_utf8_lossy(&header[range])
@@ -155,40 +247,48 @@ fn control_member<R: Read + Seek>(reader: &mut R) -> Result<(String, Vec<u8>), S
         let name = name.strip_suffix('/').unwrap_or(&name).to_owned();
         let size: u64 = field(48..58)
             .parse()
-            .map_err(|_| format!("member `{name}` has no valid size"))?;
+            .map_err(|_| DebError::BadSize { name: name.clone() })?;
         if first && name != "debian-binary" {
-            return Err("not a Debian binary package (no leading `debian-binary` member)".into());
+            return Err(DebError::NotDebian);
         }
         first = false;
         if name.starts_with("control.tar") {
-            let len = usize::try_from(size).map_err(|_| format!("member `{name}` is too large"))?;
+            let len =
+                usize::try_from(size).map_err(|_| DebError::TooLarge { name: name.clone() })?;
             let body = read_exact_vec(reader, len, &format!("member `{name}`"))?;
             return Ok((name, body));
         }
-        let skip = i64::try_from(size + size % 2)
-            .map_err(|_| format!("member `{name}` has no valid size"))?;
+        let skip =
+            i64::try_from(size + size % 2).map_err(|_| DebError::BadSize { name: name.clone() })?;
         let end = reader
             .seek(SeekFrom::Current(skip))
-            .map_err(|e| format!("member `{name}`: {e}"))?;
+            .map_err(DebError::reading(format!("member `{name}`")))?;
         let total = reader
             .seek(SeekFrom::End(0))
-            .map_err(|e| format!("member `{name}`: {e}"))?;
+            .map_err(DebError::reading(format!("member `{name}`")))?;
         if end > total + size % 2 {
-            return Err(format!("member `{name}` is cut short"));
+            return Err(DebError::CutShort {
+                what: format!("member `{name}`"),
+            });
         }
         reader
             .seek(SeekFrom::Start(end))
-            .map_err(|e| format!("member `{name}`: {e}"))?;
+            .map_err(DebError::reading(format!("member `{name}`")))?;
     }
 }
 
+/// The cause of a failure inside the control member `name`.
+fn in_member(name: &str) -> impl FnOnce(io::Error) -> DebError {
+    DebError::reading(format!("`{name}`"))
+}
+
 /// The text of the `control` file of the binary package `data` (the bytes of a `.deb`).
-pub fn control_of(data: &[u8]) -> Result<String, String> {
+pub fn control_of(data: &[u8]) -> Result<String, DebError> {
     control_of_reader(&mut std::io::Cursor::new(data))
 }
 
 /// The text of the `control` file of the binary package read from `reader`.
-pub fn control_of_reader<R: Read + Seek>(reader: &mut R) -> Result<String, String> {
+pub fn control_of_reader<R: Read + Seek>(reader: &mut R) -> Result<String, DebError> {
     let (name, body) = control_member(reader)?;
     let body = body.as_slice();
     let reader: Box<dyn Read + '_> = match name.as_str() {
@@ -196,32 +296,36 @@ pub fn control_of_reader<R: Read + Seek>(reader: &mut R) -> Result<String, Strin
         "control.tar.gz" => Box::new(flate2::read::GzDecoder::new(body)),
         "control.tar.xz" => Box::new(liblzma::read::XzDecoder::new(body)),
         "control.tar.zst" => {
-            Box::new(zstd::stream::read::Decoder::new(body).map_err(|e| format!("`{name}`: {e}"))?)
+            Box::new(zstd::stream::read::Decoder::new(body).map_err(in_member(&name))?)
         }
-        other => return Err(format!("unsupported control member `{other}`")),
+        other => {
+            return Err(DebError::UnsupportedMember {
+                name: other.to_owned(),
+            });
+        }
     };
     let mut archive = tar::Archive::new(reader);
-    for entry in archive.entries().map_err(|e| format!("`{name}`: {e}"))? {
-        let mut entry = entry.map_err(|e| format!("`{name}`: {e}"))?;
+    for entry in archive.entries().map_err(in_member(&name))? {
+        let mut entry = entry.map_err(in_member(&name))?;
         let path = entry
             .path()
-            .map_err(|e| format!("`{name}`: {e}"))?
+            .map_err(in_member(&name))?
             .to_string_lossy()
             .into_owned();
         if path.trim_start_matches("./") == "control" {
             let mut text = String::new();
             entry
                 .read_to_string(&mut text)
-                .map_err(|e| format!("`{name}`/control: {e}"))?;
+                .map_err(DebError::reading(format!("`{name}`/control")))?;
             return Ok(text);
         }
     }
-    Err(format!("`{name}` holds no `control` file"))
+    Err(DebError::NoControl { name })
 }
 
 /// The fields of one deb822 paragraph as (name, value); a value keeps its continuation lines
 /// (`\n` plus the line as written).
-fn fields(paragraph: &str) -> Result<Vec<(String, String)>, String> {
+fn fields(paragraph: &str) -> Result<Vec<(String, String)>, DebError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for line in paragraph.lines() {
         let line = line.trim_end();
@@ -231,13 +335,13 @@ fn fields(paragraph: &str) -> Result<Vec<(String, String)>, String> {
         if line.starts_with([' ', '\t']) {
             let (_, value) = out
                 .last_mut()
-                .ok_or_else(|| format!("a continuation line before any field: `{line}`"))?;
+                .ok_or_else(|| DebError::ContinuationFirst { line: line.into() })?;
             value.push('\n');
             value.push_str(line);
         } else {
             let (name, value) = line
                 .split_once(':')
-                .ok_or_else(|| format!("a line that is no field: `{line}`"))?;
+                .ok_or_else(|| DebError::NotAField { line: line.into() })?;
             out.push((name.trim().to_owned(), value.trim().to_owned()));
         }
     }
@@ -247,14 +351,14 @@ fn fields(paragraph: &str) -> Result<Vec<(String, String)>, String> {
 /// The index stanza of a package whose control file is `control`, stored at `filename`
 /// (relative to the repository root) with `digests`: every control field, the file's fields
 /// added, in the order of `dpkg-scanpackages`; lines joined by `\n`, no trailing newline.
-pub fn stanza(control: &str, filename: &str, digests: &Digests) -> Result<String, String> {
+pub fn stanza(control: &str, filename: &str, digests: &Digests) -> Result<String, DebError> {
     let mut fields = fields(control)?;
     for required in ["Package", "Version", "Architecture"] {
         if !fields
             .iter()
             .any(|(n, v)| n.eq_ignore_ascii_case(required) && !v.is_empty())
         {
-            return Err(format!("the control file has no `{required}` field"));
+            return Err(DebError::MissingField { field: required });
         }
     }
     fields.retain(|(n, _)| {
@@ -296,10 +400,10 @@ pub fn stanza(control: &str, filename: &str, digests: &Digests) -> Result<String
 /// The stanzas of a `Packages` index keyed by their `Filename`. Lines are right-trimmed;
 /// a stanza without `Filename` makes the index unusable here, and so does text that is not
 /// UTF-8 (the caller names the object).
-pub fn parse_packages(text: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_packages(text: &str) -> Result<BTreeMap<String, String>, DebError> {
     let mut out = BTreeMap::new();
     let mut current: Vec<&str> = Vec::new();
-    let mut flush = |current: &mut Vec<&str>| -> Result<(), String> {
+    let mut flush = |current: &mut Vec<&str>| -> Result<(), DebError> {
         if current.is_empty() {
             return Ok(());
         }
@@ -307,11 +411,8 @@ pub fn parse_packages(text: &str) -> Result<BTreeMap<String, String>, String> {
             .iter()
             .find_map(|l| l.strip_prefix("Filename:"))
             .map(str::trim)
-            .ok_or_else(|| {
-                format!(
-                    "a stanza without `Filename` (it starts `{}`)",
-                    current[0].escape_debug()
-                )
+            .ok_or_else(|| DebError::NoFilename {
+                start: current[0].escape_debug().to_string(),
             })?;
         out.insert(filename.to_owned(), current.join("\n"));
         current.clear();
@@ -341,11 +442,12 @@ pub fn packages_text(stanzas: &BTreeMap<String, String>) -> String {
 }
 
 /// `data` compressed with gzip at level 9, as `gzip -9c` does (no name, no time).
-pub fn gzip(data: &[u8]) -> anyhow::Result<Vec<u8>> {
+pub fn gzip(data: &[u8]) -> Vec<u8> {
     use std::io::Write as _;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(data)?;
-    Ok(encoder.finish()?)
+    // Writing into a `Vec` does not fail.
+    let _ = encoder.write_all(data);
+    encoder.finish().unwrap_or_default()
 }
 
 /// The `Release` file of the repository: the reference's header fields, `Acquire-By-Hash:
@@ -418,9 +520,9 @@ pub fn release_entry(release: &str, path: &str) -> (Option<ReleaseEntry>, bool) 
 
 /// The digests and the index stanza of the package file at `path`, to be stored at
 /// `filename`; the error says why it cannot be indexed (the caller names the file).
-pub fn read_package(path: &Path, filename: &str) -> Result<(Digests, String), String> {
-    let digests = Digests::of_file(path).map_err(|e| format!("{e:#}"))?;
-    let mut file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+pub fn read_package(path: &Path, filename: &str) -> Result<(Digests, String), DebError> {
+    let digests = Digests::of_file(path)?;
+    let mut file = fs_err::File::open(path)?;
     let control = control_of_reader(&mut file)?;
     let stanza = stanza(&control, filename, &digests)?;
     Ok((digests, stanza))
@@ -435,142 +537,5 @@ pub fn stanza_sha256(stanza: &str) -> Option<String> {
     })
 }
 
-/// Fails unless `text` is UTF-8; names `what`.
-pub fn utf8(bytes: Vec<u8>, what: &str) -> anyhow::Result<String> {
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        Err(e) => bail!(
-            "`{what}` is not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stanza_in_dpkg_order() {
-        let control = "Package: amdrocm-foo\nVersion: 1.0\nDescription: Foo\n long text\n .\n more\nX-Custom: y\nDepends: libc6\nArchitecture: amd64\nmaintainer: Me <me@example.com>\n";
-        let d = Digests::of(b"abc");
-        let s = stanza(control, "pool/main/f.deb", &d).unwrap();
-        assert_eq!(
-            s,
-            format!(
-                "Package: amdrocm-foo\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Me <me@example.com>\nDepends: libc6\nFilename: pool/main/f.deb\nSize: 3\nMD5sum: 900150983cd24fb0d6963f7d28e17f72\nSHA1: a9993e364706816aba3e25717850c26c9cd0d89d\nSHA256: {}\nDescription: Foo\n long text\n .\n more\nX-Custom: y",
-                d.sha256
-            )
-        );
-        assert!(stanza("Version: 1\n", "x", &d).is_err());
-        for (missing, control) in [
-            ("Version", "Package: a\nArchitecture: amd64\n"),
-            ("Architecture", "Package: a\nVersion: 1\n"),
-            ("Version", "Package: a\nVersion:\nArchitecture: amd64\n"),
-        ] {
-            assert_eq!(
-                stanza(control, "x", &d).unwrap_err(),
-                format!("the control file has no `{missing}` field")
-            );
-        }
-        assert_eq!(stanza_sha256(&s), Some(d.sha256.clone()));
-        assert_eq!(stanza_sha256("Package: a\nSHA1: x\n"), None);
-    }
-
-    #[test]
-    fn packages_round_trip_and_merge() {
-        let text =
-            "Package: a\nFilename: pool/main/b.deb  \n\n\nPackage: c\nFilename: pool/main/a.deb\n";
-        let map = parse_packages(text).unwrap();
-        assert_eq!(
-            map.keys().collect::<Vec<_>>(),
-            ["pool/main/a.deb", "pool/main/b.deb"]
-        );
-        assert_eq!(
-            packages_text(&map),
-            "Package: c\nFilename: pool/main/a.deb\n\nPackage: a\nFilename: pool/main/b.deb\n\n"
-        );
-        assert!(
-            parse_packages("Package: x\nVersion: 1\n")
-                .unwrap_err()
-                .contains("without `Filename`")
-        );
-    }
-
-    #[test]
-    fn release_lists_checksums() {
-        let p = Digests::of(b"Package: a\n");
-        let gz = Digests::of(b"zz");
-        let r = release_text(
-            "ci",
-            "Mon, 01 Jan 2024 00:00:00 UTC",
-            &[
-                ("main/binary-amd64/Packages", &p),
-                ("main/binary-amd64/Packages.gz", &gz),
-            ],
-        );
-        assert!(
-            r.starts_with("Origin: AMD ROCm\nLabel: ROCm ci Packages\n"),
-            "{r}"
-        );
-        assert!(
-            r.contains(&format!(
-                "SHA256:\n {}               11 main/binary-amd64/Packages\n",
-                p.sha256
-            )),
-            "{r}"
-        );
-        let (entry, by_hash) = release_entry(&r, "main/binary-amd64/Packages");
-        assert!(by_hash);
-        assert_eq!(
-            entry,
-            Some(ReleaseEntry {
-                sha256: p.sha256.clone(),
-                size: 11
-            })
-        );
-        assert_eq!(release_entry(&r, "nope").0, None);
-        assert!(!release_entry("Origin: x\n", "x").1);
-    }
-
-    #[test]
-    fn damaged_packages_are_refused() {
-        assert!(
-            control_of(b"garbage")
-                .unwrap_err()
-                .contains("not an ar archive")
-        );
-        assert!(
-            control_of(
-                b"!<arch>\ndebian-binary   0           0     0     100644  4         `\n2.0\n"
-            )
-            .unwrap_err()
-            .contains("no `control.tar` member")
-        );
-        let header = |name: &str, size: usize| {
-            format!("{name:<16}0           0     0     100644  {size:<10}`\n")
-        };
-        let cut = format!(
-            "!<arch>\n{}2.0\n{}abc",
-            header("debian-binary", 4),
-            header("control.tar.gz", 10)
-        );
-        assert!(
-            control_of(cut.as_bytes())
-                .unwrap_err()
-                .contains("cut short")
-        );
-        let skipped = format!("!<arch>\n{}2.0", header("debian-binary", 4));
-        assert!(
-            control_of(skipped.as_bytes())
-                .unwrap_err()
-                .contains("cut short")
-        );
-        let first = format!("!<arch>\n{}abcd", header("data.tar.xz", 4));
-        assert!(
-            control_of(first.as_bytes())
-                .unwrap_err()
-                .contains("no leading `debian-binary`")
-        );
-    }
-}
+mod tests;

@@ -14,11 +14,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context as _, bail};
 use storage_backend::{S3StorageBackend, StorageBackend, WriteCondition};
 use storage_location::StorageLocation;
 
-use super::{INDEX_HTML, Link, is_package, link, packages_in, pages, write_atomically};
+use super::{link, packages_in, write_atomically};
+use crate::Error;
+use crate::error::{full, say};
+use crate::pep503::{INDEX_HTML, Link, is_package, pages};
 
 /// Attempts at publishing one directory's pages while other jobs keep changing it.
 pub const PUBLISH_ATTEMPTS: usize = 10;
@@ -81,10 +83,13 @@ impl<'a> Publisher<'a> {
 
     /// `result` of reading the destination; in a dry run a failure is a warning, and nothing
     /// more is read.
-    fn read<T: Default>(&mut self, result: anyhow::Result<T>) -> anyhow::Result<T> {
+    fn read<T: Default>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         match result {
             Err(e) if self.backend.options().dry_run => {
-                tracing::warn!("{e:#}; the planned pages list only the packages of this upload");
+                tracing::warn!(
+                    "{}; the planned pages list only the packages of this upload",
+                    full(&e)
+                );
                 self.unread = true;
                 Ok(T::default())
             }
@@ -102,7 +107,7 @@ impl<'a> Publisher<'a> {
 
     /// The GPU-family directories already published below the location: those holding an
     /// `index.html`, sorted.
-    pub async fn published_families(&mut self) -> anyhow::Result<Vec<String>> {
+    pub async fn published_families(&mut self) -> Result<Vec<String>, Error> {
         let mut families = Vec::new();
         match self.backend {
             StorageBackend::S3(_) => {
@@ -113,8 +118,9 @@ impl<'a> Publisher<'a> {
                 let listed = s3
                     .list_prefix(self.location.bucket(), &prefix, false)
                     .await
-                    .with_context(|| {
-                        format!("Failed to list the pages in `{}`", self.location.s3_uri())
+                    .map_err(|source| Error::ListPages {
+                        uri: self.location.s3_uri(),
+                        source,
                     });
                 for object in self.read(listed)? {
                     if let Some((dir, INDEX_HTML)) = object.key[prefix.len()..].split_once('/') {
@@ -141,7 +147,7 @@ impl<'a> Publisher<'a> {
 
     /// The packages directly in `rel`: those of the dist directory, and those stored there
     /// under other names, sorted by name; `href` is the file name.
-    async fn packages(&mut self, rel: &str) -> anyhow::Result<Vec<Link>> {
+    async fn packages(&mut self, rel: &str) -> Result<Vec<Link>, Error> {
         let local_dir = self.dist.join(rel);
         let mut links = Vec::new();
         if local_dir.is_dir() {
@@ -159,8 +165,9 @@ impl<'a> Publisher<'a> {
                 let listed = s3
                     .list_prefix(dir.bucket(), &prefix, true)
                     .await
-                    .with_context(|| {
-                        format!("Failed to list the packages already in `{}`", dir.s3_uri())
+                    .map_err(|source| Error::ListPackages {
+                        uri: dir.s3_uri(),
+                        source,
                     });
                 for object in self.read(listed)? {
                     let name = object.key[prefix.len()..].to_owned();
@@ -199,7 +206,7 @@ impl<'a> Publisher<'a> {
         dir: &StorageLocation,
         name: &str,
         object: &storage_backend::ListedObject,
-    ) -> anyhow::Result<String> {
+    ) -> Result<String, Error> {
         if let Some((size, modified, sha)) = self.digests.get(&object.key)
             && *size == object.size
             && *modified == object.last_modified
@@ -210,7 +217,7 @@ impl<'a> Publisher<'a> {
         let sha = s3
             .head_object(&loc)
             .await
-            .with_context(|| format!("Failed to read `{}`", loc.s3_uri()))?
+            .map_err(Error::read(loc.s3_uri()))?
             .and_then(|h| h.sha256)
             .unwrap_or_default();
         self.digests.insert(
@@ -221,7 +228,7 @@ impl<'a> Publisher<'a> {
     }
 
     /// What the pages of `dir` list now, in page order.
-    async fn links(&mut self, dir: &PageDir) -> anyhow::Result<Vec<Link>> {
+    async fn links(&mut self, dir: &PageDir) -> Result<Vec<Link>, Error> {
         let own = self.packages(&dir.rel).await?;
         if !dir.family {
             return Ok(own);
@@ -241,7 +248,7 @@ impl<'a> Publisher<'a> {
     }
 
     /// Publishes the pages of `dir`; the number of pages written.
-    pub async fn publish(&mut self, dir: &PageDir, out: &mut dyn Write) -> anyhow::Result<usize> {
+    pub async fn publish(&mut self, dir: &PageDir, out: &mut dyn Write) -> Result<usize, Error> {
         match self.backend {
             StorageBackend::S3(s3) => self.publish_s3(s3, dir, out).await,
             StorageBackend::Local(local) => {
@@ -254,15 +261,16 @@ impl<'a> Publisher<'a> {
                         .at(&dir.page_path(rel))
                         .local_path(local.staging_dir())?;
                     if dry_run {
-                        writeln!(
+                        say!(
                             out,
                             "[DRY RUN] {} bytes -> {} (text/html)",
                             html.len(),
                             path.display()
                         )?;
                     } else {
-                        write_atomically(&path, html)?;
-                        writeln!(out, "[INFO] Generated {}", dir.page_path(rel))?;
+                        let (at, html) = (path.clone(), html.clone());
+                        storage_backend::blocking(move || write_atomically(&at, &html)).await?;
+                        say!(out, "[INFO] Generated {}", dir.page_path(rel))?;
                     }
                 }
                 Ok(made.len())
@@ -275,7 +283,7 @@ impl<'a> Publisher<'a> {
         s3: &S3StorageBackend,
         dir: &PageDir,
         out: &mut dyn Write,
-    ) -> anyhow::Result<usize> {
+    ) -> Result<usize, Error> {
         let index = self.at(&dir.page_path(INDEX_HTML));
         for attempt in 1..=PUBLISH_ATTEMPTS {
             if attempt > 1 {
@@ -287,7 +295,7 @@ impl<'a> Publisher<'a> {
                 Some(s3) => s3
                     .head_object(&index)
                     .await
-                    .with_context(|| format!("Failed to read `{}`", index.s3_uri())),
+                    .map_err(Error::read(index.s3_uri())),
                 None => Ok(None),
             };
             let condition = match self.read(head)? {
@@ -300,12 +308,10 @@ impl<'a> Publisher<'a> {
                 let dest = self.at(&dir.page_path(rel));
                 s3.put_bytes(html.clone().into_bytes(), &dest)
                     .await
-                    .with_context(|| {
-                        format!(
-                            "Failed to write `{}`; `{}` was not changed",
-                            dest.s3_uri(),
-                            index.s3_uri()
-                        )
+                    .map_err(|source| Error::PageNotWritten {
+                        uri: dest.s3_uri(),
+                        index: index.s3_uri(),
+                        source,
                     })?;
             }
             match s3
@@ -314,36 +320,38 @@ impl<'a> Publisher<'a> {
             {
                 Ok(_) => {}
                 Err(e) if e.is_conflict() => {
-                    writeln!(
+                    say!(
                         out,
                         "⚠️  Another publisher replaced {} meanwhile; merging again on top of it ({attempt}/{PUBLISH_ATTEMPTS})",
                         index.relative_path()
                     )?;
                     continue;
                 }
-                Err(e) => {
-                    return Err(anyhow::Error::new(e)
-                        .context(format!("Failed to write `{}`", index.s3_uri())));
+                Err(source) => {
+                    return Err(Error::Write {
+                        uri: index.s3_uri(),
+                        source,
+                    });
                 }
             }
             // Packages another job uploaded after the listing are on its pages only if it
             // wrote after this job did; check, and write again if they are missing here.
             if self.links(dir).await? == links {
                 for (rel, _) in &made {
-                    writeln!(out, "[INFO] Generated {}", dir.page_path(rel))?;
+                    say!(out, "[INFO] Generated {}", dir.page_path(rel))?;
                 }
                 return Ok(made.len());
             }
-            writeln!(
+            say!(
                 out,
                 "[INFO] Packages were added to {} meanwhile; writing its pages again ({attempt}/{PUBLISH_ATTEMPTS})",
                 self.at(&dir.rel).relative_path()
             )?;
         }
-        bail!(
-            "`{}` kept changing while this run published into it ({PUBLISH_ATTEMPTS} attempts); the packages are uploaded but may not be listed: run again",
-            index.s3_uri()
-        )
+        Err(Error::PagesKeptChanging {
+            uri: index.s3_uri(),
+            attempts: PUBLISH_ATTEMPTS,
+        })
     }
 }
 
