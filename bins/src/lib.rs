@@ -8,13 +8,9 @@ pub mod artifact_manager;
 pub mod fetch_artifacts;
 pub mod find_artifacts;
 pub mod install_rocm;
-pub mod post_build_upload;
-pub mod post_stage_upload;
 pub mod progress;
 pub mod upload_package_repo;
 pub mod upload_python_packages;
-pub mod upload_tarballs;
-pub mod upload_test_report;
 pub mod uploads;
 
 use std::io::Write;
@@ -215,6 +211,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
         }
+        if let Some(upload) = cause.downcast_ref::<run_uploads::Error>() {
+            return upload.is_usage().then(|| upload.to_string());
+        }
         match cause.downcast_ref::<storage_backend::Error>() {
             Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),
             _ => None,
@@ -228,6 +227,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<run_uploads::Error>()
+                .is_some_and(run_uploads::Error::is_broken_pipe)
     })
 }
 

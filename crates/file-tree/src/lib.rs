@@ -8,6 +8,8 @@
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
 //! - [`index_page()`] renders an HTML index of files below a directory (names escaped, times
 //!   in UTC), and [`is_index_page`] recognizes such a page later.
+//! - [`existing_dir`] makes a directory the caller named absolute, or names it in
+//!   [`DirNotFound`].
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
@@ -22,12 +24,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod dir;
 mod glob;
 mod index_page;
 mod remove;
 mod temp;
 mod walk;
 
+pub use dir::{DirNotFound, existing_dir};
 pub use glob::{PathGlob, cmp_components, fnmatch};
 pub use index_page::{
     GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,
