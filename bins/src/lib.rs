@@ -197,6 +197,21 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
+/// The exit code of a finder (`find_artifacts_for_commit`, `find_latest_artifacts`), as the
+/// reference's: 0 when something was found (or stdout was closed), 1 when nothing matched, 2
+/// with `Error: …` on stderr when a request or the input failed.
+pub fn finder_exit_code(result: anyhow::Result<bool>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "Error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The message of `err` when it is a usage error (exit 2): what the caller gave is wrong and
 /// nothing was attempted, such as a URL setting that does not parse or a run id that is no
 /// number.
