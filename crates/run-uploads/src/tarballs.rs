@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use file_tree::FileError;
-use storage_backend::{Reporter, StorageBackend, TransferOptions, blocking, shown};
+use storage_backend::{
+    Reporter, StorageBackend, StorageLocation, TransferOptions, blocking, shown,
+};
 use workflow_outputs::{Platform, ReleaseType, WorkflowOutputRoot};
 
 use crate::{Error, steps};
@@ -194,12 +196,28 @@ pub async fn run(
     }
     writeln!(out, "Destination: {}", shown(output_dir, &dest))?;
 
-    // The sidecars are written to a directory of their own, never into the input.
+    // The sidecars are written to a directory of their own, never into the input, removed
+    // on the blocking pool when done.
     let tmp = std::env::temp_dir();
     let sidecars = blocking(move || {
         file_tree::temp_dir_in(&tmp, "rock-ci-sidecars").map_err(|e| FileError::write(&tmp, e))
     })
     .await?;
+    let uploaded = upload_with_sidecars(&backend, &tarballs, &dest, sidecars.path(), out).await;
+    blocking(move || drop(sidecars)).await;
+    uploaded?;
+    publish(&root, multiarch, plan.options.dry_run, lookup, out).await
+}
+
+/// Uploads `tarballs` to `dest`, then a `.sha256sum` sidecar of each (written in `sidecars`),
+/// each digest checked against the sidecar beside its tarball if there is one.
+async fn upload_with_sidecars(
+    backend: &StorageBackend,
+    tarballs: &[Tarball],
+    dest: &StorageLocation,
+    sidecars: &Path,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let mut files = Vec::new();
     let mut sidecar_files = Vec::new();
     for (i, tarball) in tarballs.iter().enumerate() {
@@ -210,7 +228,7 @@ pub async fn run(
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let sidecar = sidecars.path().join(format!("{i}.sha256sum"));
+        let sidecar = sidecars.join(format!("{i}.sha256sum"));
         let text = sidecar_text(&sha, &name);
         let written = sidecar.clone();
         blocking(move || fs_err::write(&written, text).map_err(|e| FileError::write(&written, e)))
@@ -231,7 +249,7 @@ pub async fn run(
         "Uploaded {} files ({} unchanged), each with its .sha256sum sidecar",
         report.transferred, report.skipped
     )?;
-    publish(&root, multiarch, plan.options.dry_run, lookup, out).await
+    Ok(())
 }
 
 /// Sets the `tarball_urls` step output (a dry run prints it instead).
