@@ -256,3 +256,6 @@ pub enum KeyError {
     #[error("--log-destination `{0}` names the run's root; give a folder below it")]
     RunRoot(String),
 }
+
+#[cfg(test)]
+mod tests;
