@@ -1,6 +1,5 @@
 //! The flags `find_artifacts_for_commit` and `find_latest_artifacts` share (spec §9), and
-//! their one way of turning a search into output and exit codes. The search is
-//! [`run_finder`]'s.
+//! their one way of running a search. The search and its output are [`run_finder`]'s.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -78,10 +77,10 @@ impl FinderArgs {
     }
 }
 
-/// Runs a finder's search on a runtime and turns its outcome into the reference's output and
-/// exit codes: 0 with the results on stdout (JSON with `--json`), 1 with `not_found` on stderr
-/// when nothing matched, 2 with `Error: ...` on stderr when a request or the input failed.
-/// `search` gets the progress writer (stderr: stdout carries only the results).
+/// Runs a finder's search on a runtime and prints its outcome with
+/// [`run_finder::print_outcome`] (`not_found` when nothing matched); the exit code is
+/// [`crate::finder_exit_code`]'s. `search` gets the progress writer (stderr: stdout carries
+/// only the results).
 pub fn finder_main<F>(
     json: bool,
     not_found: &str,
@@ -96,23 +95,15 @@ where
         .build()
         .context("Failed to start the async runtime")
         .and_then(|runtime| runtime.block_on(search(log)));
-    let printed = match result {
-        Ok(results) if results.is_empty() => {
-            let _ = writeln!(std::io::stderr(), "{not_found}");
-            return ExitCode::FAILURE;
-        }
-        Ok(results) => run_finder::write_results(&results, json, &mut std::io::stdout().lock())
-            .map_err(anyhow::Error::from),
-        Err(e) => Err(e),
-    };
-    match printed {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            if crate::is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
-            }
-            let _ = writeln!(std::io::stderr(), "Error: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    crate::finder_exit_code(result.and_then(|results| {
+        let mut stdout = std::io::stdout().lock();
+        run_finder::print_outcome(
+            &results,
+            json,
+            not_found,
+            &mut stdout,
+            &mut std::io::stderr(),
+        )
+        .map_err(anyhow::Error::from)
+    }))
 }

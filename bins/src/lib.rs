@@ -8,11 +8,7 @@ pub mod artifact_manager;
 pub mod fetch_artifacts;
 pub mod find_artifacts;
 pub mod install_rocm;
-pub mod post_build_upload;
-pub mod post_stage_upload;
 pub mod progress;
-pub mod upload_tarballs;
-pub mod upload_test_report;
 pub mod uploads;
 
 use std::io::Write;
@@ -199,6 +195,21 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
+/// The exit code of a finder (`find_artifacts_for_commit`, `find_latest_artifacts`), as the
+/// reference's: 0 when something was found (or stdout was closed), 1 when nothing matched, 2
+/// with `Error: …` on stderr when a request or the input failed.
+pub fn finder_exit_code(result: anyhow::Result<bool>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "Error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The message of `err` when it is a usage error (exit 2): what the caller gave is wrong and
 /// nothing was attempted, such as a URL setting that does not parse or a run id that is no
 /// number.
@@ -213,6 +224,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
         }
+        if let Some(upload) = cause.downcast_ref::<run_uploads::Error>() {
+            return upload.is_usage().then(|| upload.to_string());
+        }
         match cause.downcast_ref::<storage_backend::Error>() {
             Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),
             _ => None,
@@ -226,6 +240,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<run_uploads::Error>()
+                .is_some_and(run_uploads::Error::is_broken_pipe)
     })
 }
 

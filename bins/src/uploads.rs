@@ -1,15 +1,15 @@
-//! What the uploading tools share: the transfer flags, the backend they upload with (S3 or a
-//! local staging directory), how a destination is named to the user, the preflight, and one
-//! error that lists every failure of a run that carried on past them.
+//! What the uploading tools share: the transfer flags, and the backend they upload with (S3
+//! or a local staging directory) with progress bars. How a destination is named to the user
+//! and the preflight are storage-backend's, the log upload run-uploads'.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use storage_backend::{
-    ClientOptions, Direction, Overwrite, S3Client, StorageBackend, TransferOptions,
-};
+pub use file_tree::existing_dir;
+pub use run_uploads::upload_logs;
+pub use storage_backend::shown;
+use storage_backend::{Overwrite, StorageBackend, TransferOptions};
 use storage_location::StorageLocation;
 
 /// `--overwrite` values.
@@ -77,38 +77,7 @@ pub async fn backend(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<StorageBackend, storage_backend::Error> {
     let progress = Arc::new(crate::progress::Progress::for_stderr(quiet));
-    backend_reporting(output_dir, options, region, progress, lookup).await
-}
-
-/// [`backend`] reporting to `progress`, which the caller keeps to tell the totals.
-pub async fn backend_reporting(
-    output_dir: Option<&Path>,
-    options: TransferOptions,
-    region: &str,
-    progress: Arc<crate::progress::Progress>,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<StorageBackend, storage_backend::Error> {
-    if let Some(dir) = output_dir {
-        return Ok(StorageBackend::local(dir, options).with_reporter(progress));
-    }
-    let client_options = ClientOptions {
-        region: Some(region.to_owned()),
-        max_idle_connections: options.concurrency * options.part_concurrency,
-        ..ClientOptions::default()
-    };
-    let client = S3Client::connect_with(&client_options, lookup).await?;
-    Ok(StorageBackend::s3(client, options).with_reporter(progress))
-}
-
-/// Where `location` is for the user: its path in the local staging directory `output_dir`,
-/// else its S3 URI.
-pub fn shown(output_dir: Option<&Path>, location: &StorageLocation) -> String {
-    match output_dir {
-        Some(dir) => location
-            .local_path(dir)
-            .map_or_else(|_| location.s3_uri(), |p| p.display().to_string()),
-        None => location.s3_uri(),
-    }
+    StorageBackend::for_upload(output_dir, options, region, progress, lookup).await
 }
 
 /// Proves that `root` can be written to (credentials, bucket, a probe object written and
@@ -119,126 +88,12 @@ pub async fn preflight(
     output_dir: Option<&Path>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    backend
-        .preflight(Direction::Upload, root)
-        .await
-        .with_context(|| {
-            format!(
-                "Preflight of uploads to `{}` failed",
-                shown(output_dir, root)
-            )
-        })?;
-    writeln!(
-        out,
-        "[INFO] Preflight ok: {} is reachable and writable",
-        shown(output_dir, root)
-    )?;
+    let line = backend.preflight_upload(root, output_dir).await?;
+    writeln!(out, "{line}")?;
     Ok(())
 }
 
-/// `dir` made absolute, if it is a directory; else the error ``{what} not found: `{dir}` ``.
-pub fn existing_dir(dir: &Path, what: &str) -> anyhow::Result<PathBuf> {
-    fs_err::canonicalize(dir)
-        .ok()
-        .filter(|p| p.is_dir())
-        .with_context(|| format!("{what} not found: `{}`", dir.display()))
-}
-
-/// The mtime of archive members: `SOURCE_DATE_EPOCH` when it is a number, else 0.
-pub fn source_date_epoch(lookup: &dyn Fn(&str) -> Option<String>) -> u64 {
-    lookup("SOURCE_DATE_EPOCH")
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// `{build}/logs` when it is a directory; otherwise prints the reference's
-/// `[INFO] Log directory … not found. Skipping upload.` and gives `None`.
-pub fn log_dir(build_dir: &Path, out: &mut dyn Write) -> std::io::Result<Option<PathBuf>> {
-    let logs = build_dir.join("logs");
-    if logs.is_dir() {
-        return Ok(Some(logs));
-    }
-    writeln!(
-        out,
-        "[INFO] Log directory {} not found. Skipping upload.",
-        logs.display()
-    )?;
-    Ok(None)
-}
-
-/// Uploads the log directory `logs` to `dest`, all but anything under a directory named
-/// `ccache` (those logs go up as their archive), printing
-/// `[INFO] Uploaded {n} log files to {dest} ({m} unchanged)`.
-pub async fn upload_logs(
-    backend: &StorageBackend,
-    logs: &Path,
-    dest: &StorageLocation,
-    output_dir: Option<&Path>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let report = backend
-        .upload_directory(logs, dest, &[], &["ccache/**/*".to_owned()])
-        .await
-        .with_context(|| format!("Failed to upload the logs in `{}`", logs.display()))?;
-    writeln!(
-        out,
-        "[INFO] Uploaded {} log files to {} ({} unchanged)",
-        report.transferred,
-        shown(output_dir, dest),
-        report.skipped
-    )?;
-    Ok(())
-}
-
-/// `Ok` without failures, else one error listing each of them.
-pub fn combine(mut failures: Vec<anyhow::Error>) -> anyhow::Result<()> {
-    if failures.len() <= 1 {
-        return failures.pop().map_or(Ok(()), Err);
-    }
-    Err(anyhow::anyhow!(
-        "{}",
-        failures
-            .iter()
-            .map(|e| format!("{e:#}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    ))
-}
-
-/// Checks a value that becomes one component of an S3 key (a stage or family name): not `.`
-/// or `..`, and no `/`, `\`, whitespace or control character. `what` names the flag.
+/// [`run_uploads::check_key_component`] with its message as text.
 pub fn check_key_component(value: &str, what: &str) -> Result<(), String> {
-    if value == "." || value == ".." {
-        return Err(format!("{what} `{value}` is not a name"));
-    }
-    if let Some(c) = value
-        .chars()
-        .find(|c| matches!(c, '/' | '\\') || c.is_whitespace() || c.is_control())
-    {
-        return Err(format!(
-            "{what} `{}` contains `{}`, which cannot be part of an S3 key component",
-            value.escape_debug(),
-            c.escape_debug()
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_key_component;
-
-    #[test]
-    fn key_components() {
-        for ok in ["", "math-libs", "gfx94X-dcgpu", "compiler-runtime", "a.b"] {
-            assert_eq!(check_key_component(ok, "--stage"), Ok(()), "{ok}");
-        }
-        for bad in ["..", ".", "a/b", "a\\b", "a b", "a\nb", "\t"] {
-            assert!(check_key_component(bad, "--stage").is_err(), "{bad:?}");
-        }
-        assert_eq!(
-            check_key_component("../x", "--amdgpu-family").unwrap_err(),
-            "--amdgpu-family `../x` contains `/`, which cannot be part of an S3 key component"
-        );
-    }
+    run_uploads::check_key_component(value, what).map_err(|e| e.to_string())
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
 use rock_ci::find_artifacts::{FinderArgs, finder_main};
-use run_finder::{Finder, python_list_repr};
+use run_finder::Finder;
 
 /// Find CI artifacts for a given commit.
 #[derive(Debug, Parser)]
@@ -35,17 +35,13 @@ pub(crate) fn main() -> ExitCode {
     if let Err(err) = rock_ci::check_url_settings(&lookup) {
         return rock_ci::exit_code(Err(err));
     }
-    let platform = finder_args.platform();
-    let selector = match &args.run_id {
+    let query = finder_args.query();
+    let not_found = query.not_found(&match &args.run_id {
         Some(id) => format!("run {id}"),
         None => format!("commit {}", args.commit.as_deref().unwrap_or_default()),
-    };
-    let not_found = format!(
-        "No matching artifacts found for {selector} (platform={platform}, artifact_group={})",
-        python_list_repr(&finder_args.artifact_group)
-    );
+    });
     finder_main(finder_args.json, &not_found, |mut log| async move {
-        let mut finder = Finder::new(finder_args.query(), &lookup).await?;
+        let mut finder = Finder::new(query, &lookup).await?;
         Ok(match (&args.run_id, &args.commit) {
             (Some(id), _) => finder.for_run(id, &mut log).await?,
             (None, Some(commit)) => finder.for_commit(commit, &mut log).await?,

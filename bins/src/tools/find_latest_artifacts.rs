@@ -48,23 +48,15 @@ pub(crate) fn main() -> ExitCode {
     if let Err(err) = rock_ci::check_url_settings(&lookup) {
         return rock_ci::exit_code(Err(err));
     }
-    let branch = args.branch.clone().unwrap_or_else(|| "main".to_owned());
-    let (source, location) = match (&args.run_id, &args.git_ref) {
-        (Some(id), _) => (LatestSource::Run(id.clone()), format!("workflow run {id}")),
-        (None, Some(r)) => (LatestSource::Ref(r.clone()), format!("ref {r}")),
-        (None, None) => (
-            LatestSource::Branch {
-                branch: branch.clone(),
-                max_commits: args.max_commits as usize,
-            },
-            format!(
-                "last {} commits on {}/{branch}",
-                args.max_commits,
-                finder_args.repo.as_str()
-            ),
-        ),
+    let source = match (&args.run_id, &args.git_ref) {
+        (Some(id), _) => LatestSource::Run(id.clone()),
+        (None, Some(r)) => LatestSource::Ref(r.clone()),
+        (None, None) => LatestSource::Branch {
+            branch: args.branch.clone().unwrap_or_else(|| "main".to_owned()),
+            max_commits: args.max_commits as usize,
+        },
     };
-    let not_found = format!("No matching artifacts found for {location}");
+    let not_found = source.not_found(&finder_args.repo);
     finder_main(finder_args.json, &not_found, |mut log| async move {
         let mut finder = Finder::new(finder_args.query(), &lookup).await?;
         let mut progress = std::io::stderr();

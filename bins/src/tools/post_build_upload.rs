@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{ArgAction, Parser, ValueEnum};
 use rock_ci::block_on;
-use rock_ci::post_build_upload::{Plan, run};
+use rock_ci::progress::{Progress, totals_line};
+use run_uploads::build_logs::{Plan, run};
 use storage_backend::Overwrite;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -85,7 +87,7 @@ pub(crate) fn main() -> ExitCode {
         )
         .exit();
     }
-    let mtime = rock_ci::uploads::source_date_epoch(&lookup);
+    let mtime = run_uploads::source_date_epoch(&lookup);
     let plan = Plan {
         artifact_group: args.artifact_group,
         build_dir: args.build_dir,
@@ -102,8 +104,19 @@ pub(crate) fn main() -> ExitCode {
         },
         concurrency: args.upload_concurrency.max(1),
         mtime,
-        quiet: args.log.quiet,
+    };
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
+    let totals = |wall, retries| {
+        let tally = progress.tally();
+        totals_line(
+            "Uploaded",
+            (tally.finished, tally.started),
+            "files",
+            tally.bytes,
+            wall,
+            retries,
+        )
     };
     let mut stdout = std::io::stdout().lock();
-    block_on(run(&plan, &lookup, &mut stdout))
+    block_on(async { Ok(run(&plan, progress.clone(), &totals, &lookup, &mut stdout).await?) })
 }

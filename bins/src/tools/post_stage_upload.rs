@@ -3,21 +3,26 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use rock_ci::block_on;
-use rock_ci::post_stage_upload::{Plan, run};
+use rock_ci::progress::Progress;
+use run_uploads::check_key_component;
+use run_uploads::stage_logs::{Plan, run};
 use workflow_outputs::Platform;
 
 fn stage_name(s: &str) -> Result<String, String> {
     if s.is_empty() {
         return Err("the stage name is empty".to_owned());
     }
-    rock_ci::uploads::check_key_component(s, "stage").map(|()| s.to_owned())
+    check_key_component(s, "stage")
+        .map(|()| s.to_owned())
+        .map_err(|e| e.to_string())
 }
 
-fn family_name(s: &str) -> Result<String, String> {
-    rock_ci::uploads::check_key_component(s, "family").map(|()| s.to_owned())
+fn family_name(s: &str) -> Result<String, run_uploads::KeyError> {
+    check_key_component(s, "family").map(|()| s.to_owned())
 }
 
 /// Upload the logs of a multi-arch build stage to the CI run's S3 prefix.
@@ -65,7 +70,7 @@ pub(crate) fn main() -> ExitCode {
         )
         .exit();
     };
-    let mtime = rock_ci::uploads::source_date_epoch(&lookup);
+    let mtime = run_uploads::source_date_epoch(&lookup);
     let plan = Plan {
         run_id,
         platform: args.platform.unwrap_or_else(Platform::host),
@@ -79,9 +84,9 @@ pub(crate) fn main() -> ExitCode {
         output_dir: args.upload.output_dir,
         preflight: args.upload.preflight,
         mtime,
-        quiet: args.log.quiet,
     };
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+    block_on(async { Ok(run(&plan, progress, &lookup, &mut stdout, &mut stderr).await?) })
 }

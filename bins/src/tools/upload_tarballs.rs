@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use rock_ci::block_on;
-use rock_ci::upload_tarballs::{Plan, run};
+use rock_ci::progress::Progress;
+use run_uploads::tarballs::{Plan, run};
 use workflow_outputs::{Platform, ReleaseType};
 
 fn tarball_platform(s: &str) -> Result<Platform, String> {
@@ -70,9 +72,9 @@ pub(crate) fn main() -> ExitCode {
         options: args.upload.options(),
         output_dir: args.upload.output_dir,
         preflight: args.upload.preflight,
-        quiet: args.log.quiet,
     };
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+    block_on(async { Ok(run(&plan, progress, &lookup, &mut stdout, &mut stderr).await?) })
 }

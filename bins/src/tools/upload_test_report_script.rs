@@ -4,24 +4,25 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use rock_ci::block_on;
-use rock_ci::upload_test_report::{
-    Plan, check_index_file_name, check_key_path, log_destination, run,
-};
+use rock_ci::progress::Progress;
+use run_uploads::test_report::{Plan, run};
+use run_uploads::{KeyError, check_index_file_name, check_key_path, log_destination};
 use workflow_outputs::Platform;
 
-fn subfolder(s: &str) -> Result<String, String> {
+fn subfolder(s: &str) -> Result<String, KeyError> {
     check_key_path(s, "--subfolder").map(|()| s.to_owned())
 }
 
-fn index_file_name(s: &str) -> Result<String, String> {
+fn index_file_name(s: &str) -> Result<String, KeyError> {
     check_index_file_name(s).map(|()| s.to_owned())
 }
 
 /// `None` (blank) is kept apart from a missing flag by the outer `Option`.
-fn destination(s: &str) -> Result<Destination, String> {
+fn destination(s: &str) -> Result<Destination, KeyError> {
     log_destination(s).map(Destination)
 }
 
@@ -70,9 +71,9 @@ pub(crate) fn main() -> ExitCode {
         options: args.upload.options(),
         output_dir: args.upload.output_dir,
         preflight: args.upload.preflight,
-        quiet: args.log.quiet,
     };
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    block_on(run(&plan, &lookup, &mut stdout, &mut stderr))
+    block_on(async { Ok(run(&plan, progress, &lookup, &mut stdout, &mut stderr).await?) })
 }

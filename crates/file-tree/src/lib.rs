@@ -10,6 +10,8 @@
 //!   in UTC), and [`is_index_page`] recognizes such a page later.
 //! - [`symlink_replacing`] puts a symbolic link in place of whatever had its name, never
 //!   leaving the name missing.
+//! - [`existing_dir`] makes a directory the caller named absolute, or names it in
+//!   [`DirNotFound`].
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
@@ -24,6 +26,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod dir;
 mod glob;
 mod index_page;
 mod link;
@@ -31,6 +34,7 @@ mod remove;
 mod temp;
 mod walk;
 
+pub use dir::{DirNotFound, existing_dir};
 pub use glob::{PathGlob, cmp_components, fnmatch};
 pub use index_page::{
     GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,

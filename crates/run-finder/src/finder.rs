@@ -15,6 +15,7 @@ use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
 use crate::error::{FamilyTableError, FinderError};
 use crate::groups::{select_group, unique_groups};
 use crate::report::ArtifactRunInfo;
+use crate::report::python_list_repr;
 
 /// The GPU family table's path in a TheRock checkout.
 pub const AMDGPU_TARGETS_CMAKE: &str = "cmake/therock_amdgpu_targets.cmake";
@@ -57,6 +58,45 @@ pub enum LatestSource {
     Ref(String),
     /// One workflow run.
     Run(String),
+}
+
+impl Query {
+    /// The line saying that nothing matched a search of `searched` (`commit abc`, `run 5`):
+    /// `No matching artifacts found for {searched} (platform=…, artifact_group=[…])`.
+    pub fn not_found(&self, searched: &str) -> String {
+        format!(
+            "No matching artifacts found for {searched} (platform={}, artifact_group={})",
+            self.platform,
+            python_list_repr(&self.artifact_groups)
+        )
+    }
+}
+
+impl LatestSource {
+    /// Where the search looks, for the user: `workflow run 5`, `ref v1`, or
+    /// `last 50 commits on ROCm/TheRock/main` (`repository`'s branch).
+    pub fn searched(&self, repository: &GithubRepository) -> String {
+        match self {
+            LatestSource::Run(id) => format!("workflow run {id}"),
+            LatestSource::Ref(r) => format!("ref {r}"),
+            LatestSource::Branch {
+                branch,
+                max_commits,
+            } => format!(
+                "last {max_commits} commits on {}/{branch}",
+                repository.as_str()
+            ),
+        }
+    }
+
+    /// The line saying that nothing matched: `No matching artifacts found for {searched}`
+    /// with [`LatestSource::searched`].
+    pub fn not_found(&self, repository: &GithubRepository) -> String {
+        format!(
+            "No matching artifacts found for {}",
+            self.searched(repository)
+        )
+    }
 }
 
 /// Looks runs up and inspects their artifacts.
@@ -399,3 +439,6 @@ fn in_order(groups: &[String], found: &HashMap<String, ArtifactRunInfo>) -> Vec<
         .filter_map(|g| found.get(g).cloned())
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,7 +8,9 @@
 //! - [`select_group`]: which archives of a run belong to a group (generic archives, the
 //!   group's family and its targets, case-insensitively by base architecture).
 //! - [`ArtifactRunInfo`] and [`write_results`]: the result records and how the tools print
-//!   them (text blocks or a JSON document); [`python_list_repr`] for the group list.
+//!   them (text blocks or a JSON document); [`print_outcome`] prints them or the line saying
+//!   nothing matched ([`Query::not_found`], [`LatestSource::not_found`]);
+//!   [`python_list_repr`] for the group list.
 //!
 //! ```
 //! use run_finder::select_group;
@@ -28,4 +30,4 @@ mod report;
 pub use error::{FamilyTableError, FinderError};
 pub use finder::{AMDGPU_TARGETS_CMAKE, Finder, LatestSource, Query};
 pub use groups::{GroupMatch, select_group};
-pub use report::{ArtifactRunInfo, python_list_repr, write_results};
+pub use report::{ArtifactRunInfo, print_outcome, python_list_repr, write_results};

@@ -189,6 +189,27 @@ pub fn write_results(
     out.flush()
 }
 
+/// Prints what a search found: the results to `out` as [`write_results`] does, or, when there
+/// are none, the line `not_found` to `err` (a failure to write that line is ignored: the
+/// caller's exit status says it). Returns whether anything was found.
+///
+/// # Errors
+/// When `out` cannot be written.
+pub fn print_outcome(
+    results: &[ArtifactRunInfo],
+    json: bool,
+    not_found: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<bool> {
+    if results.is_empty() {
+        let _ = writeln!(err, "{not_found}");
+        return Ok(false);
+    }
+    write_results(results, json, out)?;
+    Ok(true)
+}
+
 /// A Python `repr` of a list of strings, as the reference prints `artifact_group=[...]`.
 pub fn python_list_repr(items: &[String]) -> String {
     let quoted: Vec<String> = items

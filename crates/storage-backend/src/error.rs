@@ -107,6 +107,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// The preflight of uploads to a destination failed.
+    #[error("Preflight of uploads to `{target}` failed")]
+    Preflight {
+        /// The destination as the user sees it (a staged path or an S3 URI).
+        target: String,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
     /// Some files of a batch failed; every failure is listed.
     #[error("Failed to {op} {}/{total} files:{}", failures.len(), list(failures))]
     Batch {
@@ -174,6 +183,12 @@ pub(crate) fn naming_endpoint(err: Error, endpoint: &str) -> Error {
 }
 
 impl Error {
+    /// Whether a setting the caller gave is wrong and no request was made (a malformed
+    /// endpoint URL): a usage error.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::InvalidEndpoint { .. })
+    }
+
     /// The kind of an S3 failure, or `None` for local and batch errors.
     pub fn s3_kind(&self) -> Option<S3ErrorKind> {
         match self {

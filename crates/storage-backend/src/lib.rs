@@ -4,6 +4,9 @@
 //! [`StorageBackend`] is a closed set: [`S3StorageBackend`] or [`LocalStorageBackend`]. Both
 //! take [`StorageLocation`]s from `workflow-outputs` and report progress through a
 //! [`Reporter`]. Every S3 client of the workspace comes from [`S3Client::connect`].
+//! An uploading tool gets its backend from [`StorageBackend::for_upload`], proves the
+//! destination writable with [`StorageBackend::preflight_upload`], and names destinations to
+//! the user with [`shown`].
 //!
 //! ```
 //! use storage_backend::{StorageBackend, TransferOptions};
@@ -38,6 +41,7 @@ mod error;
 mod local;
 pub mod patterns;
 mod s3;
+mod upload;
 
 pub use aws_sdk_s3::config::Credentials;
 pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client, endpoint_override};
@@ -45,6 +49,7 @@ pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;
 pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend, WriteCondition};
+pub use upload::shown;
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).
 pub const SHA256_METADATA_KEY: &str = "sha256";

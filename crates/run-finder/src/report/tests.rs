@@ -1,6 +1,6 @@
 //! The output of results: text blocks, the JSON document, the Python `repr` of groups.
 
-use super::{ArtifactRunInfo, python_list_repr, write_results};
+use super::{ArtifactRunInfo, print_outcome, python_list_repr, write_results};
 
 #[test]
 fn python_repr_of_groups() {
@@ -100,4 +100,14 @@ fn results_document_and_blocks() {
     );
     assert!(text.contains("  Artifact count:      0\n\n"), "{text}");
     assert!(!text.contains("  Artifacts:"), "{text}");
+
+    // The outcome: the results on `out`, or the not-found line on `err`.
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    assert!(print_outcome(&results, false, "none", &mut out, &mut err).unwrap());
+    assert_eq!(String::from_utf8(out).unwrap(), text);
+    assert!(err.is_empty());
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    assert!(!print_outcome(&[], true, "none", &mut out, &mut err).unwrap());
+    assert!(out.is_empty());
+    assert_eq!(err, b"none\n");
 }

@@ -4,14 +4,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use anyhow::Context as _;
-use storage_backend::{StorageBackend, TransferOptions};
+use storage_backend::{Reporter, StorageBackend, TransferOptions};
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
-use crate::post_build_upload::MANIFEST_PATH;
-use crate::uploads::combine;
-use crate::{RunRequest, resolve_run_root};
+use crate::logs::{MANIFEST_PATH, archive_failure, log_dir, ninja_archive, reported};
+use crate::{Error, combine, steps};
 
 /// The one stage whose job uploads the build manifest.
 pub const MANIFEST_STAGE: &str = "compiler-runtime";
@@ -39,18 +38,19 @@ pub struct Plan {
     pub options: TransferOptions,
     /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
     pub mtime: u64,
-    /// No progress bars.
-    pub quiet: bool,
 }
 
 /// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build (names relative
 /// to the build dir), printing the reference's lines. Returns the number of files archived.
-pub fn archive_ninja_logs(
+///
+/// # Errors
+/// The archive's error, or a failed write to `out`.
+pub async fn archive_ninja_logs(
     build_dir: &Path,
     mtime: u64,
     out: &mut dyn Write,
-) -> anyhow::Result<usize> {
-    let Some(archive) = artifacts::archive_ninja_logs(build_dir, mtime)? else {
+) -> Result<usize, Error> {
+    let Some(archive) = ninja_archive(build_dir, mtime).await? else {
         writeln!(out, "[INFO] No .ninja_log files found. Skipping archive.")?;
         return Ok(0);
     };
@@ -73,7 +73,7 @@ async fn upload_manifest(
     root: &WorkflowOutputRoot,
     plan: &Plan,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let path = plan.build_dir.join(MANIFEST_PATH);
     if !path.is_file() {
         writeln!(
@@ -86,18 +86,24 @@ async fn upload_manifest(
     backend
         .upload_file(&path, &root.manifest_root())
         .await
-        .with_context(|| format!("Failed to upload the manifest `{}`", path.display()))?;
+        .map_err(|source| Error::Manifest { path, source })?;
     Ok(())
 }
 
-/// Runs the whole job: progress to `out`, the bucket resolution to `log`. A missing build
-/// directory is not an error (the job may have been cancelled before building).
+/// Runs the whole job: its lines to `out`, the bucket resolution to `log`, transfers reported
+/// to `reporter`. A missing build directory is not an error (the job may have been cancelled
+/// before building).
+///
+/// # Errors
+/// A failed look-up or connection, a failed preflight; else every archive or upload that
+/// failed, listed by [`combine`].
 pub async fn run(
     plan: &Plan,
+    reporter: Arc<dyn Reporter>,
     lookup: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
     log: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     if !plan.build_dir.is_dir() {
         writeln!(
             out,
@@ -106,56 +112,44 @@ pub async fn run(
         )?;
         return Ok(());
     }
-    let request = RunRequest {
-        run_id: plan.run_id.clone(),
-        platform: plan.platform,
-        repository: None,
-        release_type: None,
-        lookup_workflow_run: false,
-    };
-    let (root, selection) = resolve_run_root(&request, lookup, log)?;
-    let backend = crate::uploads::backend(
-        plan.output_dir.as_deref(),
+    let (root, selection) =
+        steps::current_run_root(&plan.run_id, plan.platform, None, lookup, log).await?;
+    let output_dir = plan.output_dir.as_deref();
+    let backend = StorageBackend::for_upload(
+        output_dir,
         plan.options,
         selection.config().region(),
-        plan.quiet,
+        reporter,
         lookup,
     )
     .await?;
     if plan.preflight {
-        return crate::uploads::preflight(&backend, &root.root(), plan.output_dir.as_deref(), out)
-            .await;
+        let line = backend.preflight_upload(&root.root(), output_dir).await?;
+        writeln!(out, "{line}")?;
+        return Ok(());
     }
 
     // An archive that cannot be written does not keep the logs from being uploaded.
     let mut failures = Vec::new();
     writeln!(out, "Creating log archives for stage '{}'", plan.stage)?;
-    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out) {
-        writeln!(out, "[ERROR] {e:#}")?;
-        failures.push(e.context("Failed to archive the ninja logs"));
+    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out).await {
+        failures.push(archive_failure("ninja", e, out)?);
     }
-    if let Err(e) = crate::post_build_upload::archive_ccache_logs(
-        &plan.build_dir,
-        plan.mtime,
-        plan.compression_level,
-        out,
-    ) {
-        writeln!(out, "[ERROR] {e:#}")?;
-        failures.push(e.context("Failed to archive the ccache logs"));
+    if let Err(e) =
+        crate::archive_ccache_logs(&plan.build_dir, plan.mtime, plan.compression_level, out).await
+    {
+        failures.push(archive_failure("ccache", e, out)?);
     }
-    if let Some(logs) = crate::uploads::log_dir(&plan.build_dir, out)? {
+    if let Some(logs) = log_dir(&plan.build_dir, out)? {
         let dest = root.log_stage_dir(&plan.stage, &plan.amdgpu_family);
-        let output_dir = plan.output_dir.as_deref();
-        if let Err(e) = crate::uploads::upload_logs(&backend, &logs, &dest, output_dir, out).await {
-            writeln!(out, "[ERROR] {e:#}")?;
-            failures.push(e);
+        if let Err(e) = crate::upload_logs(&backend, &logs, &dest, output_dir, out).await {
+            failures.push(reported(e, out)?);
         }
     }
     if plan.stage == MANIFEST_STAGE
         && let Err(e) = upload_manifest(&backend, &root, plan, out).await
     {
-        writeln!(out, "[ERROR] {e:#}")?;
-        failures.push(e);
+        failures.push(reported(e, out)?);
     }
     combine(failures)
 }

@@ -3,17 +3,17 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
-use storage_backend::{Overwrite, StorageBackend, TransferOptions};
+use storage_backend::{Overwrite, Reporter, StorageBackend, TransferOptions};
 use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 
-/// Where the manifest is, relative to the build dir.
-pub const MANIFEST_PATH: &str = "base/aux-overlay/build/therock_manifest.json";
+use crate::logs::{MANIFEST_PATH, archive_failure, log_dir, ninja_archive, reported};
+use crate::{Error, combine, steps};
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
-#[expect(clippy::struct_excessive_bools, reason = "resolved command-line flags")]
 pub struct Plan {
     /// The artifact group.
     pub artifact_group: String,
@@ -37,24 +37,25 @@ pub struct Plan {
     pub concurrency: usize,
     /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
     pub mtime: u64,
-    /// No progress bars.
-    pub quiet: bool,
 }
 
 /// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build, printing the
 /// reference's lines. Returns the number of files archived.
-pub fn archive_ninja_logs(
+///
+/// # Errors
+/// The archive's error, or a failed write to `out`.
+pub async fn archive_ninja_logs(
     build_dir: &Path,
     mtime: u64,
     out: &mut dyn Write,
-) -> anyhow::Result<usize> {
+) -> Result<usize, Error> {
     writeln!(
         out,
         "[*] Create ninja log archive from: {}",
         build_dir.display()
     )?;
     writeln!(out, "[*] Path glob: **/{}", artifacts::NINJA_LOG)?;
-    let Some(archive) = artifacts::archive_ninja_logs(build_dir, mtime)? else {
+    let Some(archive) = ninja_archive(build_dir, mtime).await? else {
         writeln!(out, "No ninja log files found to archive... Skipping")?;
         return Ok(0);
     };
@@ -73,30 +74,6 @@ pub fn archive_ninja_logs(
     Ok(archive.sources.len())
 }
 
-/// Writes `{build}/logs/ccache_logs.tar.zst` (zstd `level`) from the files directly in
-/// `{build}/logs/ccache/`, printing the reference's lines; nothing when there are none.
-pub fn archive_ccache_logs(
-    build_dir: &Path,
-    mtime: u64,
-    level: i32,
-    out: &mut dyn Write,
-) -> anyhow::Result<usize> {
-    let Some(archive) = artifacts::archive_ccache_logs(build_dir, mtime, level)? else {
-        return Ok(0);
-    };
-    for source in &archive.sources {
-        let name = source.file_name().unwrap_or_default().to_string_lossy();
-        writeln!(out, "[+] Archived ccache log: {name}")?;
-    }
-    writeln!(
-        out,
-        "[INFO] Created ccache_logs.tar.zst ({}MB from {} files)",
-        archive.archive_bytes / 1_048_576,
-        archive.sources.len()
-    )?;
-    Ok(archive.sources.len())
-}
-
 fn header(out: &mut dyn Write, title: &str, underline: usize) -> std::io::Result<()> {
     writeln!(out, "{title}")?;
     writeln!(out, "{}", "-".repeat(underline))
@@ -109,16 +86,15 @@ async fn upload_logs(
     root: &WorkflowOutputRoot,
     plan: &Plan,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let Some(logs) = crate::uploads::log_dir(&plan.build_dir, out)? else {
+) -> Result<(), Error> {
+    let Some(logs) = log_dir(&plan.build_dir, out)? else {
         return Ok(());
     };
     writeln!(out, "Uploading logs")?;
     let dest = root.log_dir(&plan.artifact_group);
     // Every upload is attempted; the error names each that failed.
     let mut failures = Vec::new();
-    if let Err(e) =
-        crate::uploads::upload_logs(backend, &logs, &dest, plan.output_dir.as_deref(), out).await
+    if let Err(e) = crate::upload_logs(backend, &logs, &dest, plan.output_dir.as_deref(), out).await
     {
         failures.push(e);
     }
@@ -133,13 +109,10 @@ async fn upload_logs(
             .await
         {
             Ok(_) => writeln!(out, "[INFO] Uploaded {} (flattened)", path.display())?,
-            Err(e) => failures.push(
-                anyhow::Error::new(e)
-                    .context(format!("Failed to upload `{}` (flattened)", path.display())),
-            ),
+            Err(source) => failures.push(Error::Flattened { path, source }),
         }
     }
-    crate::uploads::combine(failures)
+    combine(failures)
 }
 
 /// The job summary lines (spec §11.7).
@@ -176,25 +149,23 @@ pub fn summary_lines(
     lines
 }
 
-/// Where and how a run uploads: the run's root, the backend, and the progress reporter that
-/// counts the transfers for the totals line.
+/// Where and how a run uploads: the run's root and the backend.
 struct Target {
     root: WorkflowOutputRoot,
     backend: StorageBackend,
-    progress: std::sync::Arc<crate::progress::Progress>,
 }
 
 /// The run's root and the backend to upload with, when uploading.
 async fn upload_target(
     plan: &Plan,
+    reporter: Arc<dyn Reporter>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<Option<Target>> {
+) -> Result<Option<Target>, Error> {
     if !plan.upload {
         return Ok(None);
     }
     let run_id = plan.run_id.as_deref().unwrap_or_default();
-    let fork = github_actions::is_pr_from_fork_with(lookup)
-        .context("Cannot tell whether this run is a pull request from a fork")?;
+    let fork = steps::is_pr_from_fork(lookup).await?;
     let selection = RunContext::from_lookup(lookup)?.select_bucket(ForkEvidence::Event {
         is_pr_from_fork: fork,
     });
@@ -205,20 +176,15 @@ async fn upload_target(
         dry_run: plan.dry_run,
         ..TransferOptions::default()
     };
-    let progress = std::sync::Arc::new(crate::progress::Progress::for_stderr(plan.quiet));
-    let backend = crate::uploads::backend_reporting(
+    let backend = StorageBackend::for_upload(
         plan.output_dir.as_deref(),
         options,
         selection.config().region(),
-        progress.clone(),
+        reporter,
         lookup,
     )
     .await?;
-    Ok(Some(Target {
-        root,
-        backend,
-        progress,
-    }))
+    Ok(Some(Target { root, backend }))
 }
 
 /// Uploads the manifest; a missing one is an error naming its path.
@@ -227,97 +193,88 @@ async fn upload_manifest(
     root: &WorkflowOutputRoot,
     plan: &Plan,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let path = plan.build_dir.join(MANIFEST_PATH);
     if !path.is_file() {
-        bail!("therock_manifest.json not found at `{}`", path.display());
+        return Err(Error::NoManifest(path));
     }
     writeln!(out, "[INFO] Uploading manifest {}", path.display())?;
     backend
         .upload_file(&path, &root.manifest(&plan.artifact_group))
         .await
-        .with_context(|| format!("Failed to upload the manifest `{}`", path.display()))?;
+        .map_err(|source| Error::Manifest { path, source })?;
     Ok(())
 }
 
-/// Runs the whole job. Progress goes to `out`. Logs are uploaded and the summary written even
-/// when the manifest is missing; the run then fails naming it.
+/// Runs the whole job, printing its lines to `out`. Transfers report to `reporter`; after the
+/// uploads (unless a dry run) `totals` gives the totals line from the time they took and the
+/// retries. Logs are uploaded and the summary written even when the manifest is missing; the
+/// run then fails naming it.
+///
+/// # Errors
+/// A missing build directory, a run id missing, a failed look-up or connection; else every
+/// archive or upload that failed, listed by [`combine`].
 pub async fn run(
     plan: &Plan,
+    reporter: Arc<dyn Reporter>,
+    totals: &dyn Fn(Duration, u64) -> String,
     lookup: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     if !plan.build_dir.is_dir() {
-        bail!(
-            "Build directory `{}` not found. Skipping upload! This can be due to the CI job being cancelled before the build was started.",
-            plan.build_dir.display()
-        );
+        return Err(Error::NoBuildDir(plan.build_dir.clone()));
     }
     if plan.upload && plan.run_id.is_none() {
-        bail!("when --upload is true, --run-id must also be set");
+        return Err(Error::NoRunId);
     }
-    let target = upload_target(plan, lookup).await?;
+    let target = upload_target(plan, reporter, lookup).await?;
 
     if plan.preflight {
-        let Some(Target { root, backend, .. }) = &target else {
-            bail!("--preflight needs --upload and --run-id");
+        let Some(Target { root, backend }) = &target else {
+            return Err(Error::PreflightWithoutUpload);
         };
-        crate::uploads::preflight(backend, &root.root(), plan.output_dir.as_deref(), out).await?;
+        let line = backend
+            .preflight_upload(&root.root(), plan.output_dir.as_deref())
+            .await?;
+        writeln!(out, "{line}")?;
         return Ok(());
     }
 
     // A log archive that cannot be written does not keep the logs from being uploaded.
     let mut failures = Vec::new();
     header(out, "Creating Ninja log archive", 26)?;
-    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out) {
-        writeln!(out, "[ERROR] {e:#}")?;
-        failures.push(e.context("Failed to archive the ninja logs"));
+    if let Err(e) = archive_ninja_logs(&plan.build_dir, plan.mtime, out).await {
+        failures.push(archive_failure("ninja", e, out)?);
     }
     header(out, "Creating ccache log archive", 27)?;
-    if let Err(e) = archive_ccache_logs(
+    if let Err(e) = crate::archive_ccache_logs(
         &plan.build_dir,
         plan.mtime,
         artifacts::CCACHE_ZSTD_LEVEL,
         out,
-    ) {
-        writeln!(out, "[ERROR] {e:#}")?;
-        failures.push(e.context("Failed to archive the ccache logs"));
+    )
+    .await
+    {
+        failures.push(archive_failure("ccache", e, out)?);
     }
-    let Some(Target {
-        root,
-        backend,
-        progress,
-    }) = target
-    else {
-        return crate::uploads::combine(failures);
+    let Some(Target { root, backend }) = target else {
+        return combine(failures);
     };
 
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     header(out, "Upload log", 10)?;
-    let logs = upload_logs(&backend, &root, plan, out).await;
-    if let Err(e) = &logs {
-        writeln!(out, "[ERROR] {e:#}")?;
-    }
+    let logs = match upload_logs(&backend, &root, plan, out).await {
+        Ok(()) => None,
+        Err(e) => Some(reported(e, out)?),
+    };
 
     header(out, "Upload manifest", 16)?;
-    let manifest = upload_manifest(&backend, &root, plan, out).await;
-    if let Err(e) = &manifest {
-        writeln!(out, "[ERROR] {e:#}")?;
-    }
+    let manifest = match upload_manifest(&backend, &root, plan, out).await {
+        Ok(()) => None,
+        Err(e) => Some(reported(e, out)?),
+    };
     if !plan.dry_run {
-        let tally = progress.tally();
-        writeln!(
-            out,
-            "{}",
-            crate::progress::totals_line(
-                "Uploaded",
-                (tally.finished, tally.started),
-                "files",
-                tally.bytes,
-                started.elapsed(),
-                backend.retries(),
-            )
-        )?;
+        writeln!(out, "{}", totals(started.elapsed(), backend.retries()))?;
     }
 
     header(out, "Write github actions build summary", 20)?;
@@ -337,10 +294,10 @@ pub async fn run(
         plan.job_status.as_deref(),
     ) {
         writeln!(out, "Writing job summary:\n{line}")?;
-        github_actions::append_step_summary_with(&line, lookup)?;
+        steps::append_step_summary(&line, lookup).await?;
     }
 
-    failures.extend(logs.err());
-    failures.extend(manifest.err());
-    crate::uploads::combine(failures)
+    failures.extend(logs);
+    failures.extend(manifest);
+    combine(failures)
 }

@@ -1,0 +1,105 @@
+//! The blocking steps of the jobs that read the environment (the event payload, the job
+//! summary, the step outputs), run on the blocking pool with the variables they read.
+
+use std::io::Write;
+
+use github_actions::{EnvVars, RunRequest};
+use storage_backend::blocking;
+use workflow_outputs::{BucketSelection, Platform, ReleaseType, WorkflowOutputRoot};
+
+use crate::Error;
+
+/// `lookup`'s answers for `vars`, owned, for work moved to the blocking pool.
+fn captured(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    vars: &[&'static str],
+) -> impl Fn(&str) -> Option<String> + Send + 'static {
+    let values: Vec<(&'static str, Option<String>)> =
+        vars.iter().map(|var| (*var, lookup(var))).collect();
+    move |var: &str| {
+        values
+            .iter()
+            .find(|(name, _)| *name == var)
+            .and_then(|(_, value)| value.clone())
+    }
+}
+
+/// The variables the bucket selection of the current run reads.
+const RUN_VARS: [&str; 4] = [
+    workflow_outputs::EnvVars::GITHUB_REPOSITORY,
+    workflow_outputs::EnvVars::RELEASE_TYPE,
+    EnvVars::GITHUB_EVENT_NAME,
+    EnvVars::GITHUB_EVENT_PATH,
+];
+
+/// The output root and bucket of the current run `run_id` (fork evidence from its event
+/// payload), with the selection report written to `log`.
+pub(crate) async fn current_run_root(
+    run_id: &str,
+    platform: Platform,
+    release_type: Option<ReleaseType>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    log: &mut dyn Write,
+) -> Result<(WorkflowOutputRoot, BucketSelection), Error> {
+    let request = RunRequest {
+        run_id: run_id.to_owned(),
+        platform,
+        repository: None,
+        release_type,
+        lookup_workflow_run: false,
+    };
+    let env = captured(lookup, &RUN_VARS);
+    let (resolved, report) = blocking(move || {
+        let mut report = Vec::new();
+        let resolved = github_actions::resolve_run_root(&request, &env, &mut report);
+        (resolved, report)
+    })
+    .await;
+    log.write_all(&report)?;
+    Ok(resolved?)
+}
+
+/// Whether the current run is a pull request from a fork (from its event payload).
+pub(crate) async fn is_pr_from_fork(
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<bool, Error> {
+    let env = captured(
+        lookup,
+        &[EnvVars::GITHUB_EVENT_NAME, EnvVars::GITHUB_EVENT_PATH],
+    );
+    blocking(move || github_actions::is_pr_from_fork_with(&env))
+        .await
+        .map_err(Error::Event)
+}
+
+/// Appends `line` to the job summary (nothing when there is no summary file).
+pub(crate) async fn append_step_summary(
+    line: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), Error> {
+    let env = captured(
+        lookup,
+        &[EnvVars::GITHUB_STEP_SUMMARY, EnvVars::RUNNER_TEMP],
+    );
+    let line = line.to_owned();
+    blocking(move || github_actions::append_step_summary_with(&line, &env)).await?;
+    Ok(())
+}
+
+/// Sets step outputs as [`github_actions::set_outputs_reporting`] does: its text, and whether
+/// they were written.
+pub(crate) async fn set_outputs(
+    outputs: Vec<(String, String)>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, bool), Error> {
+    let env = captured(lookup, &[EnvVars::GITHUB_OUTPUT]);
+    let reported = blocking(move || {
+        let pairs: Vec<(&str, &str)> = outputs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        github_actions::set_outputs_reporting(&pairs, &env)
+    })
+    .await?;
+    Ok(reported)
+}

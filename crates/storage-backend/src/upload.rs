@@ -1,0 +1,74 @@
+//! The backend of an uploading tool and how it names destinations to the user: a local
+//! staging directory or S3, the preflight that proves a destination writable.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use storage_location::StorageLocation;
+
+use crate::{ClientOptions, Direction, Error, Reporter, S3Client, StorageBackend, TransferOptions};
+
+/// Where `location` is for the user: its path in the local staging directory `output_dir`,
+/// else its S3 URI.
+pub fn shown(output_dir: Option<&Path>, location: &StorageLocation) -> String {
+    match output_dir {
+        Some(dir) => location
+            .local_path(dir)
+            .map_or_else(|_| location.s3_uri(), |p| p.display().to_string()),
+        None => location.s3_uri(),
+    }
+}
+
+impl StorageBackend {
+    /// The backend an uploading tool writes with: a local staging directory when
+    /// `output_dir` is given, else S3 through a client for `region` configured from `lookup`
+    /// (endpoint, credentials, limits), with connections for every part in flight. Progress
+    /// goes to `reporter`.
+    ///
+    /// # Errors
+    /// As [`S3Client::connect_with`].
+    pub async fn for_upload(
+        output_dir: Option<&Path>,
+        options: TransferOptions,
+        region: &str,
+        reporter: Arc<dyn Reporter>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, Error> {
+        if let Some(dir) = output_dir {
+            return Ok(Self::local(dir, options).with_reporter(reporter));
+        }
+        let client_options = ClientOptions {
+            region: Some(region.to_owned()),
+            max_idle_connections: options.concurrency * options.part_concurrency,
+            ..ClientOptions::default()
+        };
+        let client = S3Client::connect_with(&client_options, lookup).await?;
+        Ok(Self::s3(client, options).with_reporter(reporter))
+    }
+
+    /// Proves that `root` can be written to (credentials, bucket, a probe object written and
+    /// deleted) and returns the line that says so, `[INFO] Preflight ok: … is reachable and
+    /// writable`, naming `root` as [`shown`] with `output_dir`.
+    ///
+    /// # Errors
+    /// [`Error::Preflight`] naming the destination, with the failure as its cause.
+    pub async fn preflight_upload(
+        &self,
+        root: &StorageLocation,
+        output_dir: Option<&Path>,
+    ) -> Result<String, Error> {
+        let target = shown(output_dir, root);
+        match self.preflight(Direction::Upload, root).await {
+            Ok(()) => Ok(format!(
+                "[INFO] Preflight ok: {target} is reachable and writable"
+            )),
+            Err(source) => Err(Error::Preflight {
+                target,
+                source: Box::new(source),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
