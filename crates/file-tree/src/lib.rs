@@ -9,6 +9,9 @@
 //! - [`index_page()`] renders an HTML index of files below a directory (names escaped, times
 //!   in UTC), and [`is_index_page`] recognizes such a page later.
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
+//! - [`StagedDir`] replaces a directory as a whole: the new tree is built beside it and swapped
+//!   in once complete, the old one kept on any failure or kill; [`copy_tree`] copies a tree as
+//!   `rsync -a` does.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
 //!
@@ -25,6 +28,7 @@ use std::path::{Path, PathBuf};
 mod glob;
 mod index_page;
 mod remove;
+mod staged;
 mod temp;
 mod walk;
 
@@ -33,6 +37,7 @@ pub use index_page::{
     GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,
 };
 pub use remove::remove_tree;
+pub use staged::{StagedDir, copy_tree};
 pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};
 

@@ -4,6 +4,10 @@
 //! [`StorageBackend`] is a closed set: [`S3StorageBackend`] or [`LocalStorageBackend`]. Both
 //! take [`StorageLocation`]s from `workflow-outputs` and report progress through a
 //! [`Reporter`]. Every S3 client of the workspace comes from [`S3Client::connect`].
+//! Large objects are read with [`S3StorageBackend::ranged_parts`] (parallel ranged GETs pinned
+//! to the `ETag`, each resumed where its body broke off) and checked by a [`Verifier`]
+//! (SHA-256, MD5 or multipart `ETag`); [`S3StorageBackend::read_verified`] hands such a read to
+//! a blocking consumer as a [`std::io::Read`].
 //!
 //! ```
 //! use storage_backend::{StorageBackend, TransferOptions};
@@ -37,6 +41,7 @@ mod content_type;
 mod error;
 mod local;
 pub mod patterns;
+mod ranged;
 mod s3;
 
 pub use aws_sdk_s3::config::Credentials;
@@ -44,6 +49,9 @@ pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client, en
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;
+pub use ranged::{
+    DigestKind, Expected, RangePlan, Verification, Verified, VerifiedReader, Verifier,
+};
 pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend, WriteCondition};
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).
