@@ -226,6 +226,11 @@ impl Verifier {
         &self.location
     }
 
+    /// The object's size, as given.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     /// Bytes fed so far.
     pub fn received(&self) -> u64 {
         self.received
@@ -344,15 +349,16 @@ impl S3StorageBackend {
     /// Bytes `start..end` of `loc`, only of the version `etag`, as parallel ranged GETs of
     /// `plan`, yielded in order. Each range resumes from the byte it reached when its body
     /// breaks off ([`S3StorageBackend::read_range`]); `on_bytes` hears of the bytes as they
-    /// arrive.
+    /// arrive. The stream holds its own handle on the client.
     pub fn ranged_parts<'a>(
-        &'a self,
+        &self,
         loc: &'a StorageLocation,
         (start, end): (u64, u64),
         etag: &'a str,
         plan: RangePlan,
         on_bytes: &'a (dyn Fn(u64) + Send + Sync),
-    ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a {
+    ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + use<'a> {
+        let storage = Arc::new(self.clone());
         let range_size = plan.range_size.max(1);
         let ranges = (0..end.saturating_sub(start).div_ceil(range_size)).map(move |i| {
             let first = start + i * range_size;
@@ -373,8 +379,12 @@ impl S3StorageBackend {
                     (range, permit)
                 }
             })
-            .map(move |(range, permit)| async move {
-                (self.read_range(loc, range, etag, on_bytes).await, permit)
+            .map(move |(range, permit)| {
+                let storage = Arc::clone(&storage);
+                async move {
+                    let part = storage.read_range(loc, range, etag, on_bytes).await;
+                    (part, permit)
+                }
             })
             .buffered(plan.in_flight.max(1))
             .map(|(part, _permit)| part)
