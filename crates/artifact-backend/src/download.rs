@@ -1,4 +1,6 @@
-//! Verified, resumable downloads.
+//! Verified, resumable downloads. Objects are read from S3 with storage-backend's ranged
+//! reader ([`storage_backend::S3StorageBackend::ranged_parts`], on this backend's range
+//! budgets) and checked by its [`storage_backend::Verifier`].
 
 use file_tree::FileError;
 use std::io::{Read as _, Write as _};
