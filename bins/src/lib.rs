@@ -7,7 +7,6 @@
 pub mod artifact_manager;
 pub mod fetch_artifacts;
 pub mod find_artifacts;
-pub mod install_rocm;
 pub mod progress;
 pub mod uploads;
 
@@ -174,7 +173,11 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             // Already explained on stdout (the `ERROR:` lines).
-            if err.downcast_ref::<artifact_manager::Reported>().is_some() {
+            if err.downcast_ref::<artifact_manager::Reported>().is_some()
+                || err
+                    .downcast_ref::<rocm_install::Error>()
+                    .is_some_and(rocm_install::Error::is_reported)
+            {
                 return ExitCode::FAILURE;
             }
             if let Some(usage) = usage_error(&err) {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
-use rock_ci::install_rocm::{Request, Selection, Source, run};
-use rock_ci::{RepositoryArg, block_on, parse_repository};
+use rock_ci::{RepositoryArg, block_on, fetch_artifacts, parse_repository};
+use rocm_install::{COMPONENTS, FamilyTable, FetchPlan, Request, Selection, Source};
 use workflow_outputs::Platform;
 
 /// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
@@ -63,7 +63,7 @@ struct Args {
     #[arg(long)]
     allow_unverified: bool,
     #[command(flatten)]
-    selection: Selection,
+    selection: SelectionArgs,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,
     #[command(flatten)]
@@ -88,7 +88,7 @@ pub(crate) fn main() -> ExitCode {
         _ => Source::LatestRelease,
     };
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-    let request = Request {
+    let mut request = Request {
         output_dir: args.output_dir,
         artifact_group: args
             .artifact_group
@@ -98,18 +98,122 @@ pub(crate) fn main() -> ExitCode {
         dry_run: args.dry_run,
         amdgpu_targets: args.amdgpu_targets,
         run_github_repo: args.run_github_repo.and_then(|r| r.0),
-        selection: args.selection,
-        checkout: rock_ci::artifact_manager::Checkout {
-            topology: None,
-            therock_dir: args.therock_dir,
-        },
+        selection: args.selection.0,
+        family_table: None,
         platform: Platform::host(),
         download_concurrency: args.download_concurrency.max(1),
         extract_concurrency: cores,
         allow_unverified: args.allow_unverified,
         quiet: args.log.quiet,
     };
+    if request.needs_family_table() {
+        let checkout = rock_ci::artifact_manager::Checkout {
+            topology: None,
+            therock_dir: args.therock_dir,
+        };
+        request.family_table = Some(match checkout.family_map() {
+            Ok(map) => FamilyTable::Loaded(map),
+            Err(e) => FamilyTable::Unavailable(format!("{e:#}")),
+        });
+    }
     let lookup = args.limits.over(github_actions::process_env);
     let mut stdout = std::io::stdout().lock();
-    block_on(run(&request, &lookup, &mut stdout))
+    block_on(rocm_install::run(
+        &request,
+        &lookup,
+        &mut stdout,
+        async |plan, out| fetch_artifacts::run(&fetch_request(plan), &lookup, out).await,
+    ))
+}
+
+/// The flatten-mode fetch of run mode.
+fn fetch_request(plan: FetchPlan) -> fetch_artifacts::Request {
+    fetch_artifacts::Request {
+        include: plan.include,
+        exclude: Vec::new(),
+        platform: plan.platform,
+        artifact_group: Some(plan.artifact_group),
+        amdgpu_targets: fetch_artifacts::parse_targets(&plan.amdgpu_targets),
+        download_concurrency: plan.download_concurrency,
+        extract_concurrency: plan.extract_concurrency,
+        run_github_repo: plan.run_github_repo,
+        run_id: plan.run_id,
+        output_dir: plan.output_dir,
+        dry_run: plan.dry_run,
+        mode: fetch_artifacts::Mode::Flatten,
+        local_staging_dir: None,
+        allow_unverified: plan.allow_unverified,
+        quiet: plan.quiet,
+    }
+}
+
+/// The component flags (`--blas`, `--no-blas`, ...), `--tests` and `--base-only`.
+#[derive(Debug, Clone, Default)]
+struct SelectionArgs(Selection);
+
+impl clap::FromArgMatches for SelectionArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(SelectionArgs(Selection {
+            on: COMPONENTS
+                .iter()
+                .filter(|c| matches.get_flag(c.flag))
+                .map(|c| c.flag)
+                .collect(),
+            tests: matches.get_flag("tests"),
+            base_only: matches.get_flag("base-only"),
+        }))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// `--{flag}` and `--{negated}`, the last given winning.
+fn flag_pair(flag: &'static str, negated: &'static str, help: String) -> [clap::Arg; 2] {
+    [
+        clap::Arg::new(flag)
+            .long(flag)
+            .action(clap::ArgAction::SetTrue)
+            .overrides_with(negated)
+            .help(help),
+        clap::Arg::new(negated)
+            .long(negated)
+            .action(clap::ArgAction::SetTrue)
+            .overrides_with(flag)
+            .hide(true),
+    ]
+}
+
+impl clap::Args for SelectionArgs {
+    fn augment_args(mut command: clap::Command) -> clap::Command {
+        command = command.next_help_heading("Artifacts");
+        for component in COMPONENTS {
+            command = command.args(flag_pair(
+                component.flag,
+                component.negated,
+                format!(
+                    "Include '{}' artifacts (--{} to turn off)",
+                    component.flag, component.negated
+                ),
+            ));
+        }
+        command
+            .args(flag_pair(
+                "tests",
+                "no-tests",
+                "Include the test artifacts of the enabled components".to_owned(),
+            ))
+            .arg(
+                clap::Arg::new("base-only")
+                    .long("base-only")
+                    .action(clap::ArgAction::SetTrue)
+                    .help("Include only the base artifacts"),
+            )
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
 }

@@ -1,4 +1,6 @@
-//! Verified, resumable downloads.
+//! Verified, resumable downloads. Objects are read from S3 with storage-backend's ranged
+//! reader ([`storage_backend::S3StorageBackend::ranged_parts`], on this backend's range
+//! budgets) and checked by its [`storage_backend::Verifier`].
 
 use file_tree::FileError;
 use std::io::{Read as _, Write as _};
@@ -112,18 +114,20 @@ pub(crate) async fn copy_verified(
     .await
 }
 
-fn hash_prefix(path: &Path) -> Result<(Sha256, u64), Error> {
+/// Feeds the file at `path` to `verifier`; the bytes fed.
+fn feed_prefix(
+    path: &Path,
+    mut verifier: storage_backend::Verifier,
+) -> Result<(storage_backend::Verifier, u64), Error> {
     let mut file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
-    let mut hasher = Sha256::new();
     let mut buf = vec![0; 1 << 20];
-    let mut len = 0u64;
     loop {
         let n = file.read(&mut buf).map_err(|e| FileError::read(path, e))?;
         if n == 0 {
-            return Ok((hasher, len));
+            let len = verifier.received();
+            return Ok((verifier, len));
         }
-        hasher.update(&buf[..n]);
-        len += n as u64;
+        verifier.update(&buf[..n]);
     }
 }
 
@@ -286,8 +290,15 @@ impl ArtifactBackend {
         let partial = partial_path(dest);
         let etag_file = etag_path(&partial);
 
-        let (mut hasher, mut offset) = resume_point(&partial, &etag_file, &etag, size).await?;
-        let resumed = offset;
+        let verifier = storage_backend::Verifier::new(
+            loc.s3_uri(),
+            expected.map_or(storage_backend::Expected::Nothing, |sha| {
+                storage_backend::Expected::Sha256(sha.to_owned())
+            }),
+            size,
+        )
+        .computing_sha256();
+        let (mut verifier, resumed) = resume_point(&partial, &etag_file, &etag, verifier).await?;
         if resumed > 0 {
             tracing::info!("Resuming {} at byte {resumed} of {size}", loc.s3_uri());
         } else {
@@ -303,39 +314,43 @@ impl ArtifactBackend {
             .truncate(resumed == 0)
             .open(&partial)
             .map_err(|e| FileError::write(&partial, e))?;
-        if offset < size {
+        if resumed < size {
             let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-            let parts = object_parts(b, &loc, (offset, size), &etag, &on_bytes, Budget::Files);
-            let written;
-            (written, hasher) = write_parts(parts, file, &partial, hasher).await?;
-            offset += written;
+            let parts = object_parts(b, &loc, (resumed, size), &etag, &on_bytes, Budget::Files);
+            verifier = write_parts(parts, file, &partial, verifier).await?;
         }
         // Written and closed, not synced: the rename makes the complete file appear at once
         // for every process, as `tar -x` and other S3 clients leave theirs; forcing each
         // archive to the disk before the next would make the download wait for the disk.
-        let actual = hex::encode(hasher.finalize());
-        let discard = || {
-            let _ = fs_err::remove_file(&partial);
-            let _ = fs_err::remove_file(&etag_file);
+        let actual = match verifier.finish() {
+            Ok(checked) => checked.sha256.unwrap_or_default(),
+            Err(e) => {
+                let _ = fs_err::remove_file(&partial);
+                let _ = fs_err::remove_file(&etag_file);
+                return Err(match e {
+                    storage_backend::Error::Incomplete {
+                        location,
+                        received,
+                        expected,
+                    } => Error::Truncated {
+                        location,
+                        received,
+                        expected,
+                    },
+                    storage_backend::Error::DigestMismatch {
+                        location,
+                        expected,
+                        actual,
+                        ..
+                    } => Error::ChecksumMismatch {
+                        location,
+                        expected,
+                        actual,
+                    },
+                    other => Error::from(other),
+                });
+            }
         };
-        if offset != size {
-            discard();
-            return Err(Error::Truncated {
-                location: loc.s3_uri(),
-                received: offset,
-                expected: size,
-            });
-        }
-        if let Some(expected) = expected
-            && expected != actual
-        {
-            discard();
-            return Err(Error::ChecksumMismatch {
-                location: loc.s3_uri(),
-                expected: expected.to_owned(),
-                actual,
-            });
-        }
         fs_err::rename(&partial, dest).map_err(|e| FileError::write(dest, e))?;
         let _ = fs_err::remove_file(&etag_file);
         b.reporter.on_transfer_complete(id);
@@ -349,27 +364,29 @@ impl ArtifactBackend {
     }
 }
 
-/// Where an earlier partial download of the same object version (same `ETag`) ended, with the
-/// hash of what it holds; `(empty, 0)` when there is nothing to reuse.
+/// Where an earlier partial download of the same object version (same `ETag`) ended, with
+/// what it holds fed to `verifier`; `(verifier, 0)` when there is nothing to reuse.
 async fn resume_point(
     partial: &Path,
     etag_file: &Path,
     etag: &str,
-    size: u64,
-) -> Result<(Sha256, u64), Error> {
+    verifier: storage_backend::Verifier,
+) -> Result<(storage_backend::Verifier, u64), Error> {
     let stored_etag = fs_err::read_to_string(etag_file).ok();
     if partial.is_file() && !etag.is_empty() && stored_etag.as_deref() == Some(etag) {
         let p = partial.to_path_buf();
-        let (hasher, len) = storage_backend::blocking(move || hash_prefix(&p)).await?;
-        if len <= size {
-            return Ok((hasher, len));
+        let fresh = verifier.clone();
+        let (fed, len) = storage_backend::blocking(move || feed_prefix(&p, fresh)).await?;
+        if len <= verifier.size() {
+            return Ok((fed, len));
         }
     }
-    Ok((Sha256::new(), 0))
+    Ok((verifier, 0))
 }
 
 /// The bytes `start..end` of `loc` (only of version `etag`) as parallel ranged GETs of
-/// [`RANGE_SIZE`], yielded in order; at most [`RANGE_CONCURRENCY`] ranges are in memory.
+/// [`RANGE_SIZE`] (storage-backend's ranged reader), yielded in order; at most
+/// [`RANGE_CONCURRENCY`] ranges are in memory.
 fn ranged_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
@@ -379,29 +396,21 @@ fn ranged_parts<'a>(
     budget: Budget,
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
-    let ranges = (0..(end - start).div_ceil(RANGE_SIZE)).map(move |i| {
-        let first = start + i * RANGE_SIZE;
-        (first, (first + RANGE_SIZE).min(end) - 1)
-    });
-    // A range takes a slot of its budget before it starts, in order (so the earliest range of
-    // every object that holds slots has one: no deadlock), and gives it back when its part is
-    // handed on: the bodies held in memory across all transfers of a budget stay bounded.
+    // A range takes a slot of its budget before it starts, in order, and gives it back when
+    // its part is handed on: the bodies held in memory across all transfers of a budget stay
+    // bounded.
     let slots = match budget {
         Budget::Files => &b.range_slots,
         Budget::Streams => &b.stream_slots,
     };
-    futures::stream::iter(ranges)
-        .then(move |range| async move { (range, slots.clone().acquire_owned().await) })
-        .map(move |((first, last), slot)| async move {
-            let part = b
-                .storage()
-                .read_range(loc, (first, last), etag, on_bytes)
-                .await
-                .map_err(|e| Error::from_s3(e, loc));
-            (part, slot)
-        })
-        .buffered(RANGE_CONCURRENCY)
-        .map(|(part, _slot)| part)
+    let plan = storage_backend::RangePlan {
+        range_size: RANGE_SIZE,
+        in_flight: RANGE_CONCURRENCY,
+        budget: Some(slots.clone()),
+    };
+    b.storage()
+        .ranged_parts(loc, (start, end), etag, plan, on_bytes)
+        .map(move |part| part.map_err(|e| Error::from_s3(e, loc)))
 }
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
@@ -445,34 +454,32 @@ async fn single_get(
         .map_err(|e| Error::from_s3(e, loc))
 }
 
-/// Writes `parts` to `file` in order, hashing them, so the partial file always holds a prefix
-/// of the object and can be resumed. Each part is hashed and written in one blocking task,
-/// off the threads that drive the transfers. Returns the bytes written and the hasher.
+/// Writes `parts` to `file` in order, feeding them to `verifier`, so the partial file always
+/// holds a prefix of the object and can be resumed. Each part is hashed and written in one
+/// blocking task, off the threads that drive the transfers. Returns the verifier.
 async fn write_parts(
     mut parts: impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Unpin,
     file: std::fs::File,
     partial: &Path,
-    hasher: Sha256,
-) -> Result<(u64, Sha256), Error> {
+    verifier: storage_backend::Verifier,
+) -> Result<storage_backend::Verifier, Error> {
     use futures::StreamExt as _;
-    let mut received = 0u64;
-    let mut state = (file, hasher);
+    let mut state = (file, verifier);
     while let Some(part) = parts.next().await {
         let part = part?;
-        received += part.iter().map(|s| s.len() as u64).sum::<u64>();
         let path = partial.to_path_buf();
         state = storage_backend::blocking(move || {
-            let (mut file, mut hasher) = state;
+            let (mut file, mut verifier) = state;
             for segment in &part {
-                hasher.update(segment);
+                verifier.update(segment);
                 file.write_all(segment)
                     .map_err(|e| FileError::write(&path, e))?;
             }
-            Ok::<_, Error>((file, hasher))
+            Ok::<_, Error>((file, verifier))
         })
         .await?;
     }
-    Ok((received, state.1))
+    Ok(state.1)
 }
 
 /// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].

@@ -13,6 +13,9 @@
 //! - [`existing_dir`] makes a directory the caller named absolute, or names it in
 //!   [`DirNotFound`].
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
+//! - [`StagedDir`] replaces a directory as a whole: the new tree is built beside it and swapped
+//!   in once complete, the old one kept on any failure or kill; [`copy_tree`] copies a tree as
+//!   `rsync -a` does.
 //! - [`temp_file_in`] and [`temp_dir_in`] make the `.{name}.XXXXXX.partial` temporaries that
 //!   are renamed into place, with the modes a plain create gives.
 //!
@@ -31,6 +34,7 @@ mod glob;
 mod index_page;
 mod link;
 mod remove;
+mod staged;
 mod temp;
 mod walk;
 
@@ -41,6 +45,7 @@ pub use index_page::{
 };
 pub use link::symlink_replacing;
 pub use remove::remove_tree;
+pub use staged::{StagedDir, copy_tree};
 pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};
 

@@ -242,7 +242,7 @@ pub enum Error {
         index: String,
         /// The cause.
         #[source]
-        source: storage_backend::Error,
+        source: Box<storage_backend::Error>,
     },
     /// `index.html` kept changing while the pages were written.
     #[error(

@@ -1,2 +1,462 @@
-//! Install ROCm into a directory: the component table, the three sources (a run's artifacts, a
-//! release tarball, a local directory), staging beside the destination and the final swap.
+//! Install ROCm into a directory (`install_rocm_from_artifacts`): a usable ROCm tree in an
+//! output directory, from a CI run's artifacts (flattened), a published multi-arch release
+//! tarball, the newest nightly tarball, or an existing directory (spec §10).
+//!
+//! The new tree is built in a staging directory beside the output directory
+//! ([`file_tree::StagedDir`]) and swapped in only once it is complete: a failed or interrupted
+//! install leaves the previous tree as it was, and the inputs are checked before anything is
+//! touched.
+//!
+//! - [`Selection`] and [`COMPONENTS`]: the component flags and the include patterns they give.
+//! - [`run`]: the install. A run's artifacts are fetched by the caller's fetch pipeline,
+//!   handed a [`FetchPlan`]; tarballs are read with `storage-backend`'s verified ranged
+//!   reader, their keys from `workflow-outputs`.
+
+mod components;
+mod error;
+mod tarball;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use file_tree::StagedDir;
+use workflow_outputs::{GithubRepository, Platform, ReleaseKind};
+
+pub use components::{BASE_PATTERNS, COMPONENTS, Component, Selection};
+pub use error::{Error, UnpackError};
+
+/// Where the tree comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A CI run's artifacts (`--run-id`).
+    Run(String),
+    /// A published release tarball (`--release`).
+    Release(String),
+    /// The newest nightly tarball of the group (`--latest-release`).
+    LatestRelease,
+    /// A copy of an existing directory (`--input-dir`).
+    InputDir(PathBuf),
+}
+
+/// The GPU family table, as the caller could load it.
+#[derive(Debug, Clone)]
+pub enum FamilyTable {
+    /// The table.
+    Loaded(py_packaging::FamilyMap),
+    /// It could not be loaded: why (shown in a warning; no targets are derived).
+    Unavailable(String),
+}
+
+/// A resolved command line.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `--output-dir`.
+    pub output_dir: PathBuf,
+    /// `--artifact-group` / `--amdgpu-family`.
+    pub artifact_group: String,
+    /// The source option.
+    pub source: Source,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--amdgpu-targets`, as given.
+    pub amdgpu_targets: String,
+    /// `--run-github-repo`.
+    pub run_github_repo: Option<GithubRepository>,
+    /// The component flags.
+    pub selection: Selection,
+    /// The GPU family table, when [`Request::needs_family_table`] (else unused).
+    pub family_table: Option<FamilyTable>,
+    /// The platform of the release tarballs and of the run (this machine's).
+    pub platform: Platform,
+    /// Artifacts downloaded at once in run mode.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once in run mode.
+    pub extract_concurrency: usize,
+    /// Run mode: use archives that cannot be verified (`--allow-unverified`).
+    pub allow_unverified: bool,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+impl Request {
+    /// Whether the install derives `--amdgpu-targets` from the GPU family table: run mode
+    /// without `--amdgpu-targets`.
+    pub fn needs_family_table(&self) -> bool {
+        matches!(self.source, Source::Run(_)) && self.amdgpu_targets.is_empty()
+    }
+}
+
+/// What run mode asks of the fetch pipeline (`fetch_artifacts` in flatten mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchPlan {
+    /// The `fetch_artifacts` command line the reference would run (printed before the fetch).
+    pub argv: Vec<String>,
+    /// The run.
+    pub run_id: String,
+    /// Repository of the run.
+    pub run_github_repo: Option<GithubRepository>,
+    /// Platform of the run.
+    pub platform: Platform,
+    /// The artifact group.
+    pub artifact_group: String,
+    /// The GPU targets, comma-separated (given or derived; empty for none).
+    pub amdgpu_targets: String,
+    /// Regexes of which one must match (any, when empty).
+    pub include: Vec<String>,
+    /// Where the artifacts are flattened into (the staging directory; the output directory
+    /// in a dry run).
+    pub output_dir: PathBuf,
+    /// List, download nothing.
+    pub dry_run: bool,
+    /// Artifacts downloaded at once.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once.
+    pub extract_concurrency: usize,
+    /// Use archives that cannot be verified.
+    pub allow_unverified: bool,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+/// The family's targets when `--amdgpu-targets` is empty (non-strict: none for an unknown
+/// family), with the line that reports them.
+fn derived_targets(request: &Request, out: &mut dyn Write) -> std::io::Result<String> {
+    if !request.amdgpu_targets.is_empty() {
+        return Ok(request.amdgpu_targets.clone());
+    }
+    let map = match &request.family_table {
+        Some(FamilyTable::Loaded(map)) => map,
+        Some(FamilyTable::Unavailable(why)) => {
+            writeln!(
+                out,
+                "WARNING: cannot derive --amdgpu-targets from family '{}' ({why}); pass --amdgpu-targets or --therock-dir",
+                request.artifact_group
+            )?;
+            return Ok(String::new());
+        }
+        None => {
+            writeln!(
+                out,
+                "WARNING: cannot derive --amdgpu-targets from family '{}' (no GPU family table); pass --amdgpu-targets or --therock-dir",
+                request.artifact_group
+            )?;
+            return Ok(String::new());
+        }
+    };
+    let group = &request.artifact_group;
+    let Some(family) = map.family_of_group(group) else {
+        // The reference derives nothing here, silently: per-target shards are then skipped.
+        writeln!(
+            out,
+            "WARNING: '{group}' is not a family of therock_amdgpu_targets.cmake (nor one followed by a build variant): no --amdgpu-targets derived, so per-target artifacts are not fetched; pass --amdgpu-targets to fetch them"
+        )?;
+        return Ok(String::new());
+    };
+    let targets = map.targets_of(family).join(",");
+    if family == group {
+        writeln!(
+            out,
+            "Auto-deriving --amdgpu-targets from family '{group}': {targets}"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Auto-deriving --amdgpu-targets from family '{family}' of variant group '{group}': {targets}"
+        )?;
+    }
+    Ok(targets)
+}
+
+/// The command line the reference hands to `fetch_artifacts` for run mode (printed, and the
+/// same request is made in-process).
+pub fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<String> {
+    let mut argv: Vec<String> = [
+        "--run-id",
+        run_id,
+        "--artifact-group",
+        &request.artifact_group,
+        "--output-dir",
+        &pathlib_text(&request.output_dir),
+        "--flatten",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    if !targets.is_empty() {
+        argv.extend(["--amdgpu-targets".to_owned(), targets.to_owned()]);
+    }
+    if request.dry_run {
+        argv.push("--dry-run".to_owned());
+    }
+    if let Some(repo) = &request.run_github_repo {
+        argv.extend(["--run-github-repo".to_owned(), repo.to_string()]);
+    }
+    argv.extend(request.selection.include_patterns());
+    argv
+}
+
+/// `path` as Python's `str(pathlib.Path(path))` shows it: `.` components and repeated or
+/// trailing separators dropped (`./therock-build` is `therock-build`), `.` when nothing is
+/// left.
+fn pathlib_text(path: &Path) -> String {
+    let kept: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if kept.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        kept.display().to_string()
+    }
+}
+
+/// Refuses output directories whose replacement would surely be a mistake: an existing
+/// non-directory, a symlink, the file system root, the home directory, and the working
+/// directory or any directory above it.
+fn check_replaceable(output: &Path) -> Result<(), Error> {
+    let Ok(meta) = fs_err::symlink_metadata(output) else {
+        return Ok(());
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Error::OutputIsSymlink(output.to_path_buf()));
+    }
+    if !meta.is_dir() {
+        return Err(Error::OutputNotADirectory(output.to_path_buf()));
+    }
+    let real = fs_err::canonicalize(output)?;
+    let home = std::env::home_dir().and_then(|h| fs_err::canonicalize(h).ok());
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| fs_err::canonicalize(d).ok());
+    if real.parent().is_none()
+        || home.as_deref() == Some(real.as_path())
+        || cwd.as_deref().is_some_and(|cwd| cwd.starts_with(&real))
+    {
+        return Err(Error::RefusedOutput(output.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Checks what can be checked before anything is fetched or touched: the release string, the
+/// input directory, and that the output directory may be replaced. Returns the output
+/// directory made absolute.
+fn validate(request: &Request) -> Result<PathBuf, Error> {
+    if let Source::Release(version) = &request.source
+        && ReleaseKind::of_version(version).is_none()
+    {
+        return Err(Error::NotARelease(version.clone()));
+    }
+    if let Source::InputDir(input) = &request.source
+        && !input.is_dir()
+    {
+        return Err(Error::MissingInputDir(input.clone()));
+    }
+    if !request.dry_run {
+        check_replaceable(&request.output_dir)?;
+        if let Source::InputDir(input) = &request.source {
+            let (input, output) = (absolute(input)?, absolute(&request.output_dir)?);
+            if output.starts_with(&input) || input.starts_with(&output) {
+                return Err(Error::Nested { input, output });
+            }
+        }
+    }
+    absolute(&request.output_dir)
+}
+
+/// `path` made absolute and, where it exists, with its symlinks resolved.
+fn absolute(path: &Path) -> Result<PathBuf, Error> {
+    if let Ok(real) = fs_err::canonicalize(path) {
+        return Ok(real);
+    }
+    std::path::absolute(path).map_err(|source| Error::Absolute {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Runs the install. Progress goes to `out` (stdout in the tool). Run mode hands a
+/// [`FetchPlan`] to `fetch`, the caller's fetch pipeline, which writes its own lines to the
+/// writer it is given; its errors come back as they are, the install's own through `From`.
+pub async fn run<E>(
+    request: &Request,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    fetch: impl AsyncFnOnce(FetchPlan, &mut dyn Write) -> Result<(), E>,
+) -> Result<(), E>
+where
+    E: From<Error>,
+{
+    writeln!(out, "### Installing TheRock using artifacts ###").map_err(Error::from)?;
+    let checked = request.clone();
+    let absolute_output = storage_backend::blocking(move || validate(&checked)).await?;
+
+    // Discovery (which tarball) happens before anything is touched.
+    let tarball = match &request.source {
+        Source::Release(version) => Some(tarball::for_release(
+            request.platform,
+            &request.artifact_group,
+            version,
+            out,
+        )?),
+        Source::LatestRelease => {
+            Some(tarball::latest(request.platform, &request.artifact_group, lookup, out).await?)
+        }
+        _ => None,
+    };
+    if let Source::InputDir(input) = &request.source {
+        writeln!(
+            out,
+            "Retrieving artifacts from input dir {}",
+            input.display()
+        )
+        .map_err(Error::from)?;
+    }
+    if request.dry_run {
+        return match &request.source {
+            Source::Run(run_id) => run_mode(request, run_id, None, out, fetch).await,
+            Source::InputDir(input) => {
+                writeln!(
+                    out,
+                    "[DRY RUN] Would rsync from {} to {}",
+                    input.display(),
+                    request.output_dir.display()
+                )
+                .map_err(Error::from)?;
+                Ok(())
+            }
+            Source::Release(_) | Source::LatestRelease => {
+                tarball
+                    .expect("looked up")
+                    .print_dry_run(out)
+                    .map_err(Error::from)?;
+                Ok(())
+            }
+        };
+    }
+
+    writeln!(
+        out,
+        "Creating output directory '{}'",
+        absolute_output.display()
+    )
+    .map_err(Error::from)?;
+    let output = request.output_dir.clone();
+    let staging = storage_backend::blocking(move || StagedDir::begin(&output))
+        .await
+        .map_err(Error::from)?;
+    let filled = async {
+        match &request.source {
+            Source::Run(run_id) => {
+                run_mode(request, run_id, Some(staging.path()), out, fetch).await
+            }
+            Source::InputDir(input) => {
+                let (from, into) = (input.clone(), copy_destination(input, staging.path()));
+                let copied = storage_backend::blocking(move || file_tree::copy_tree(&from, &into))
+                    .await
+                    .map_err(Error::from)?;
+                writeln!(
+                    out,
+                    "Retrieved artifacts from input dir {} to {} ({copied} files)",
+                    input.display(),
+                    request.output_dir.display()
+                )
+                .map_err(Error::from)?;
+                Ok(())
+            }
+            Source::Release(_) | Source::LatestRelease => {
+                let tarball = tarball.expect("looked up");
+                tarball
+                    .install(lookup, staging.path(), &request.output_dir, out)
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+    .await;
+    if let Err(e) = filled {
+        // The staging tree goes, off the async threads; the old tree stays.
+        storage_backend::blocking(move || drop(staging)).await;
+        return Err(e);
+    }
+    swap_in(staging, &request.output_dir, out).await?;
+    writeln!(
+        out,
+        "Created output directory '{}'",
+        absolute_output.display()
+    )
+    .map_err(Error::from)?;
+    Ok(())
+}
+
+/// Puts the complete staging tree in the place of `output`, saying so when it replaces one.
+async fn swap_in(staging: StagedDir, output: &Path, out: &mut dyn Write) -> Result<(), Error> {
+    let output = output.to_path_buf();
+    let shown = output.clone();
+    let exists = storage_backend::blocking(move || fs_err::symlink_metadata(&shown).is_ok()).await;
+    if exists {
+        writeln!(
+            out,
+            "Directory '{}' already exists, replacing existing directory and files",
+            output.display()
+        )?;
+    }
+    storage_backend::blocking(move || staging.commit(&output)).await?;
+    Ok(())
+}
+
+/// Where `rsync -a {input} {output}` puts the copy: the directory itself inside `output`,
+/// or only its contents when `input` ends with a separator.
+fn copy_destination(input: &Path, output: &Path) -> PathBuf {
+    let text = input.as_os_str().to_string_lossy();
+    if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        return output.to_path_buf();
+    }
+    match input.file_name() {
+        Some(name) => output.join(name),
+        None => output.to_path_buf(),
+    }
+}
+
+/// Run mode: the selected artifacts of the run, flattened into `into` (the staging directory;
+/// `None` for a dry run) by `fetch`.
+async fn run_mode<E>(
+    request: &Request,
+    run_id: &str,
+    into: Option<&Path>,
+    out: &mut dyn Write,
+    fetch: impl AsyncFnOnce(FetchPlan, &mut dyn Write) -> Result<(), E>,
+) -> Result<(), E>
+where
+    E: From<Error>,
+{
+    writeln!(out, "Retrieving artifacts for run ID {run_id}").map_err(Error::from)?;
+    let targets = derived_targets(request, out).map_err(Error::from)?;
+    let argv = fetch_argv(request, run_id, &targets);
+    writeln!(
+        out,
+        "\nCalling fetch_artifacts_main with args:\n  {}\n",
+        argv.join(" ")
+    )
+    .map_err(Error::from)?;
+    let plan = FetchPlan {
+        argv,
+        run_id: run_id.to_owned(),
+        run_github_repo: request.run_github_repo.clone(),
+        platform: request.platform,
+        artifact_group: request.artifact_group.clone(),
+        amdgpu_targets: targets,
+        include: request.selection.include_patterns(),
+        output_dir: into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
+        dry_run: into.is_none(),
+        download_concurrency: request.download_concurrency,
+        extract_concurrency: request.extract_concurrency,
+        allow_unverified: request.allow_unverified,
+        quiet: request.quiet,
+    };
+    fetch(plan, out).await?;
+    writeln!(out, "Retrieved artifacts for run ID {run_id}").map_err(Error::from)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -116,6 +116,28 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The bytes read of an object do not have the digest recorded for it.
+    #[error("{kind} mismatch for `{location}`: {} {expected}, got {actual}", kind.recorded_as())]
+    DigestMismatch {
+        /// The object.
+        location: String,
+        /// Which digest.
+        kind: crate::DigestKind,
+        /// The digest recorded.
+        expected: String,
+        /// The digest of the bytes read.
+        actual: String,
+    },
+    /// A read of an object ended with another length than the object's.
+    #[error("Received {received} of the {expected} bytes of `{location}`")]
+    Incomplete {
+        /// The object.
+        location: String,
+        /// Bytes received.
+        received: u64,
+        /// The object's size.
+        expected: u64,
+    },
     /// Some files of a batch failed; every failure is listed.
     #[error("Failed to {op} {}/{total} files:{}", failures.len(), list(failures))]
     Batch {

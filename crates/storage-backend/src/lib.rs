@@ -7,6 +7,10 @@
 //! An uploading tool gets its backend from [`StorageBackend::for_upload`], proves the
 //! destination writable with [`StorageBackend::preflight_upload`], and names destinations to
 //! the user with [`shown`].
+//! Large objects are read with [`S3StorageBackend::ranged_parts`] (parallel ranged GETs pinned
+//! to the `ETag`, each resumed where its body broke off) and checked by a [`Verifier`]
+//! (SHA-256, MD5 or multipart `ETag`); [`S3StorageBackend::read_verified`] hands such a read to
+//! a blocking consumer as a [`std::io::Read`].
 //!
 //! ```
 //! use storage_backend::{StorageBackend, TransferOptions};
@@ -40,6 +44,7 @@ mod content_type;
 mod error;
 mod local;
 pub mod patterns;
+mod ranged;
 mod s3;
 mod upload;
 
@@ -48,6 +53,9 @@ pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client, en
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;
+pub use ranged::{
+    DigestKind, Expected, RangePlan, Verification, Verified, VerifiedReader, Verifier,
+};
 pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend, WriteCondition};
 pub use upload::shown;
 

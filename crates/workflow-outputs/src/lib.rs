@@ -4,7 +4,8 @@
 //! [`WorkflowOutputRoot`] computes every key below it; [`BucketSelection`] picks the bucket and
 //! write role from the release type, the repository and whether the run is a pull request from
 //! a fork. Nothing here does I/O: facts from the GitHub API or the event payload come in as
-//! [`ForkEvidence`].
+//! [`ForkEvidence`]. The published release tarballs (`v4/tarball/therock-dist-*.tar.gz` in the
+//! nightly and dev tarball buckets) are named by [`tarball_location`] and [`ReleaseKind`].
 //!
 //! ```
 //! use workflow_outputs::{ForkEvidence, Platform, ReleaseType, RunContext, WorkflowOutputRoot};
@@ -28,6 +29,7 @@ mod env;
 mod error;
 mod repo;
 mod root;
+mod tarballs;
 
 pub use buckets::{
     BucketSelection, CI_ARTIFACTS_BUCKET, CI_ARTIFACTS_EXTERNAL_BUCKET, DEFAULT_IAM_ACCOUNT,
@@ -40,6 +42,10 @@ pub use error::Error;
 pub use repo::{GithubRepository, Platform};
 pub use root::{DEFAULT_LOCAL_BUCKET, DEFAULT_LOCAL_RUN_ID, WorkflowOutputRoot};
 pub use storage_location::StorageLocation;
+pub use tarballs::{
+    ReleaseKind, TARBALL_PREFIX, nightly_date_digits, parse_tarball_name, tarball_listing_prefix,
+    tarball_location, tarball_name, tarball_name_of_key,
+};
 
 #[cfg(test)]
 mod tests;

@@ -311,7 +311,7 @@ impl<'a> Publisher<'a> {
                     .map_err(|source| Error::PageNotWritten {
                         uri: dest.s3_uri(),
                         index: index.s3_uri(),
-                        source,
+                        source: Box::new(source),
                     })?;
             }
             match s3

@@ -3,6 +3,7 @@
 
 mod local;
 mod proxy;
+mod ranged;
 mod s3;
 
 use std::path::Path;

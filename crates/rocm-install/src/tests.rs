@@ -1,0 +1,74 @@
+use super::*;
+
+fn request(source: Source) -> Request {
+    Request {
+        output_dir: PathBuf::from("./therock-build"),
+        artifact_group: "gfx94X-dcgpu".to_owned(),
+        source,
+        dry_run: false,
+        amdgpu_targets: String::new(),
+        run_github_repo: None,
+        selection: Selection {
+            on: vec!["blas"],
+            tests: false,
+            base_only: false,
+        },
+        family_table: None,
+        platform: Platform::Linux,
+        download_concurrency: 10,
+        extract_concurrency: 2,
+        allow_unverified: false,
+        quiet: true,
+    }
+}
+
+#[test]
+fn the_fetch_command_line_is_the_reference_s() {
+    let mut r = request(Source::Run("555".into()));
+    r.dry_run = true;
+    r.run_github_repo = Some("ROCm/TheRock".parse().unwrap());
+    let argv = fetch_argv(&r, "555", "gfx942");
+    assert_eq!(
+        argv[..13].join(" "),
+        "--run-id 555 --artifact-group gfx94X-dcgpu --output-dir therock-build --flatten --amdgpu-targets gfx942 --dry-run --run-github-repo ROCm/TheRock core-hipinfo_run"
+    );
+    assert_eq!(argv.last().unwrap(), "blas_lib");
+    assert_eq!(pathlib_text(Path::new("./a//b/")), "a/b");
+    assert_eq!(pathlib_text(Path::new("./")), ".");
+    assert!(r.needs_family_table());
+    r.amdgpu_targets = "gfx942".into();
+    assert!(!r.needs_family_table());
+    assert!(!request(Source::LatestRelease).needs_family_table());
+}
+
+#[test]
+fn targets_come_from_the_family_table() {
+    let map = py_packaging::FamilyMap::parse(
+        "therock_add_amdgpu_target(gfx942 \"MI300\" FAMILY dcgpu-all gfx94X-all gfx94X-dcgpu)\n",
+    );
+    let mut r = request(Source::Run("1".into()));
+    r.family_table = Some(FamilyTable::Loaded(map));
+    let mut out = Vec::new();
+    assert_eq!(derived_targets(&r, &mut out).unwrap(), "gfx942");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "Auto-deriving --amdgpu-targets from family 'gfx94X-dcgpu': gfx942\n"
+    );
+    r.family_table = Some(FamilyTable::Unavailable("no file".into()));
+    let mut out = Vec::new();
+    assert_eq!(derived_targets(&r, &mut out).unwrap(), "");
+    assert!(String::from_utf8(out).unwrap().contains("(no file)"));
+}
+
+#[test]
+fn copies_land_as_rsync_puts_them() {
+    let out = Path::new("/o");
+    assert_eq!(
+        copy_destination(Path::new("src/rocm-7"), out),
+        Path::new("/o/rocm-7")
+    );
+    assert_eq!(
+        copy_destination(Path::new("src/rocm-7/"), out),
+        Path::new("/o")
+    );
+}
