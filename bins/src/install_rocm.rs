@@ -298,24 +298,24 @@ async fn run_mode(
         "\nCalling fetch_artifacts_main with args:\n  {}\n",
         argv.join(" ")
     )?;
-    let fetch = crate::fetch_artifacts::Request {
+    let fetch = artifact_backend::pipeline::FetchRequest {
         include: request.selection.include_patterns(),
         exclude: Vec::new(),
         platform: request.platform,
         artifact_group: Some(request.artifact_group.clone()),
-        amdgpu_targets: crate::fetch_artifacts::parse_targets(&targets),
+        amdgpu_targets: build_topology::parse_targets(&targets),
         download_concurrency: request.download_concurrency,
         extract_concurrency: request.extract_concurrency,
         run_github_repo: request.run_github_repo.clone(),
         run_id: run_id.to_owned(),
         output_dir: into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
         dry_run: into.is_none(),
-        mode: crate::fetch_artifacts::Mode::Flatten,
+        mode: artifact_backend::pipeline::FetchMode::Flatten,
         local_staging_dir: None,
         allow_unverified: request.allow_unverified,
-        quiet: request.quiet,
     };
-    crate::fetch_artifacts::run(&fetch, lookup, out).await?;
+    let progress = crate::progress::reporter_factory(request.quiet);
+    artifact_backend::pipeline::fetch(&fetch, lookup, &progress, out).await?;
     writeln!(out, "Retrieved artifacts for run ID {run_id}")?;
     Ok(())
 }
