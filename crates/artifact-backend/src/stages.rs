@@ -143,6 +143,12 @@ fn file_names(entries: &[ArtifactEntry]) -> Vec<String> {
     entries.iter().map(|e| e.file_name.clone()).collect()
 }
 
+/// The checkout's topology, read off the async threads.
+async fn load_topology(checkout: &Checkout) -> Result<BuildTopology, TransferError> {
+    let checkout = checkout.clone();
+    Ok(storage_backend::blocking(move || checkout.load_topology()).await?)
+}
+
 /// Writes the unknown-stage lines and returns the failure.
 fn unknown_stage(topology: &BuildTopology, stage: &str, lines: &Lines<'_>) -> TransferError {
     build_topology::unknown_stage(topology, stage, &mut lines.writer()).into()
@@ -155,7 +161,7 @@ pub async fn fetch_stage(
     out: &mut dyn Write,
 ) -> Result<(), TransferError> {
     let lines = Lines::new(out);
-    let topology = request.checkout.load_topology()?;
+    let topology = load_topology(&request.checkout).await?;
     let Some(inbound) = inbound(&topology, &request.stage, &lines)? else {
         return Ok(());
     };

@@ -8,7 +8,7 @@ use build_topology::{Checkout, Targets, choose_files};
 use futures::StreamExt as _;
 use workflow_outputs::GithubRepository;
 
-use super::{Lookup, RunOptions, file_names, joined, unknown_stage};
+use super::{Lookup, RunOptions, file_names, joined, load_topology, unknown_stage};
 use crate::ArtifactBackend;
 use crate::pipeline::{Lines, TransferError};
 
@@ -38,7 +38,7 @@ pub struct CopyRequest {
 /// Runs `artifact_manager copy`: lines to `out`.
 pub async fn copy(request: &CopyRequest, out: &mut dyn Write) -> Result<(), TransferError> {
     let lines = &Lines::new(out);
-    let topology = request.checkout.load_topology()?;
+    let topology = load_topology(&request.checkout).await?;
     let stages: Vec<&str> = request
         .stages
         .split(',')

@@ -10,7 +10,7 @@ use artifacts::{ArtifactName, Compression};
 use build_topology::Checkout;
 use futures::StreamExt as _;
 
-use super::{Lookup, RunOptions, joined, unknown_stage};
+use super::{Lookup, RunOptions, joined, load_topology, unknown_stage};
 use crate::pipeline::{Lines, TransferError};
 
 /// A resolved `push` command line.
@@ -98,7 +98,7 @@ fn scan(
 /// Runs `artifact_manager push`: lines to `out`.
 pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), TransferError> {
     let lines = &Lines::new(out);
-    let topology = request.checkout.load_topology()?;
+    let topology = load_topology(&request.checkout).await?;
     let produced = if request.stage == build_topology::ALL_STAGES {
         let all = topology.artifacts_to_push(&request.stage)?;
         lines.line(format!(
