@@ -4,8 +4,6 @@
 //! The binaries in `src/bin/` parse flags and call into the library crates; what two of them
 //! need lives here.
 
-pub mod artifact_manager;
-pub mod fetch_artifacts;
 pub mod find_artifacts;
 pub mod progress;
 pub mod uploads;
@@ -173,11 +171,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             // Already explained on stdout (the `ERROR:` lines).
-            if err.downcast_ref::<artifact_manager::Reported>().is_some()
-                || err
-                    .downcast_ref::<rocm_install::Error>()
-                    .is_some_and(rocm_install::Error::is_reported)
-            {
+            if is_reported(&err) {
                 return ExitCode::FAILURE;
             }
             if let Some(usage) = usage_error(&err) {
@@ -213,13 +207,28 @@ pub fn finder_exit_code(result: anyhow::Result<bool>) -> ExitCode {
     }
 }
 
+/// Whether `err` is already explained on stdout (the `ERROR:` lines).
+fn is_reported(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<artifact_backend::pipeline::TransferError>()
+            .is_some_and(artifact_backend::pipeline::TransferError::is_reported)
+            || cause
+                .downcast_ref::<build_topology::CheckoutError>()
+                .is_some_and(build_topology::CheckoutError::is_reported)
+            || cause
+                .downcast_ref::<rocm_install::Error>()
+                .is_some_and(rocm_install::Error::is_reported)
+    })
+}
+
 /// The message of `err` when it is a usage error (exit 2): what the caller gave is wrong and
 /// nothing was attempted, such as a URL setting that does not parse or a run id that is no
 /// number.
 fn usage_error(err: &anyhow::Error) -> Option<String> {
     err.chain().find_map(|cause| {
-        if let Some(usage) = cause.downcast_ref::<artifact_manager::Usage>() {
-            return Some(usage.to_string());
+        if let Some(transfer) = cause.downcast_ref::<artifact_backend::pipeline::TransferError>() {
+            return transfer.is_usage().then(|| transfer.to_string());
         }
         if let Some(api) = cause.downcast_ref::<github_actions::ApiError>() {
             return api.is_usage().then(|| api.to_string());
@@ -438,32 +447,6 @@ pub fn expand_long_prefixes(
         }
     }
     Ok(out)
-}
-
-/// The S3 client that reads a run's artifacts from a bucket in `region`: signed with the
-/// default credential chain, unsigned when it finds none (public buckets), with connections
-/// kept for `transfers` transfers of up to 8 parallel ranges each (0: the default pool).
-pub async fn artifact_reader(
-    region: &str,
-    transfers: usize,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<storage_backend::S3Client, storage_backend::Error> {
-    let defaults = storage_backend::ClientOptions::default();
-    let max_idle_connections = if transfers == 0 {
-        defaults.max_idle_connections
-    } else {
-        transfers * 8
-    };
-    storage_backend::S3Client::connect_with(
-        &storage_backend::ClientOptions {
-            region: Some(region.to_owned()),
-            anonymous: storage_backend::Anonymous::WhenNoCredentials,
-            max_idle_connections,
-            ..defaults
-        },
-        lookup,
-    )
-    .await
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::IsTerminal as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{
@@ -100,30 +100,13 @@ pub struct Tally {
     pub bytes: u64,
 }
 
-/// The closing line of a transfer tool: `{verb} {done} of {total} {noun} ({MiB}) in {s} s
-/// ({MiB/s}), {retries}`, the same for fetches and uploads.
-pub fn totals_line(
-    verb: &str,
-    (done, total): (usize, usize),
-    noun: &str,
-    bytes: u64,
-    wall: Duration,
-    retries: u64,
-) -> String {
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "sizes and rates for display, to a tenth"
-    )]
-    let mib = bytes as f64 / 1_048_576.0;
-    let secs = wall.as_secs_f64();
-    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
-    let retry_text = match retries {
-        1 => "1 retry".to_owned(),
-        n => format!("{n} retries"),
-    };
-    format!(
-        "{verb} {done} of {total} {noun} ({mib:.1} MiB) in {secs:.1} s ({rate:.1} MiB/s), {retry_text}"
-    )
+// The closing line of the transfer tools is storage-backend's.
+pub use storage_backend::totals_line;
+
+/// The reporter factory of the fetch pipeline: a [`Progress`] on stderr (bars unless `quiet`)
+/// with the overall bar of the transfer's totals.
+pub fn reporter_factory(quiet: bool) -> impl Fn(usize, u64) -> Arc<dyn Reporter> + Send + Sync {
+    move |files, bytes| Arc::new(Progress::for_stderr(quiet).with_totals(files, bytes))
 }
 
 impl Progress {

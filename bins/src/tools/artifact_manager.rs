@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use artifact_backend::pipeline::{FetchMode, TransferError};
+use artifact_backend::stages::{CopyRequest, PushRequest, RunOptions, StageFetchRequest};
 use artifacts::{Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL};
+use build_topology::{Checkout, Targets};
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use rock_ci::artifact_manager::{
-    Checkout, CopyRequest, FetchMode, FetchRequest, Lines, PushRequest, RunOptions, Targets, Usage,
-};
 use rock_ci::{RepositoryArg, parse_platform, parse_repository};
 use workflow_outputs::Platform;
 
@@ -228,7 +228,7 @@ fn env(var: &str) -> Option<String> {
 }
 
 /// Resolves the run options: flags, then the environment (spec §4.2).
-fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, Usage> {
+fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, TransferError> {
     let run_id = args
         .run_id
         .clone()
@@ -236,18 +236,19 @@ fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, Usa
         .or_else(|| env("GITHUB_RUN_ID"));
     let platform = match (args.platform, env("THEROCK_PLATFORM")) {
         (Some(p), _) => p,
-        (None, Some(p)) => {
-            parse_platform(&p).map_err(|e| Usage(format!("THEROCK_PLATFORM: {e}")))?
-        }
+        (None, Some(p)) => parse_platform(&p)
+            .map_err(|e| TransferError::Usage(format!("THEROCK_PLATFORM: {e}")))?,
         (None, None) => Platform::host(),
     };
     let local_staging_dir = match (&args.local_staging_dir, env("THEROCK_LOCAL_STAGING_DIR")) {
         (Some(dir), _) if dir.as_os_str().is_empty() => {
-            return Err(Usage("--local-staging-dir is empty".to_owned()));
+            return Err(TransferError::Usage(
+                "--local-staging-dir is empty".to_owned(),
+            ));
         }
         (Some(dir), _) => Some(dir.clone()),
         (None, Some(dir)) if dir.is_empty() => {
-            return Err(Usage(
+            return Err(TransferError::Usage(
                 "THEROCK_LOCAL_STAGING_DIR is set but empty: unset it for S3, or give a directory"
                     .to_owned(),
             ));
@@ -269,31 +270,30 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
-fn compression(kind: &str, level: Option<i32>) -> Result<Compression, Usage> {
+fn compression(kind: &str, level: Option<i32>) -> Result<Compression, TransferError> {
     if kind == "xz" {
         let preset = level.map_or(Ok(DEFAULT_XZ_PRESET), |l| {
-            u32::try_from(l)
-                .ok()
-                .filter(|p| *p <= 9)
-                .ok_or_else(|| Usage(format!("--compression-level {l}: xz presets are 0 to 9")))
+            u32::try_from(l).ok().filter(|p| *p <= 9).ok_or_else(|| {
+                TransferError::Usage(format!("--compression-level {l}: xz presets are 0 to 9"))
+            })
         })?;
         return Ok(Compression::Xz { preset });
     }
     let level = level.unwrap_or(DEFAULT_ZSTD_LEVEL);
     if !(-7..=22).contains(&level) {
-        return Err(Usage(format!(
+        return Err(TransferError::Usage(format!(
             "--compression-level {level}: zstd levels are -7 to 22"
         )));
     }
     Ok(Compression::Zstd { level })
 }
 
-async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()> {
-    use rock_ci::artifact_manager as am;
+async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    use artifact_backend::stages;
     match command {
         Command::Fetch(a) => {
             let concurrency = a.download_concurrency as usize;
-            let request = FetchRequest {
+            let request = StageFetchRequest {
                 run: run_options(&a.backend, concurrency)?,
                 checkout: a.backend.topology.checkout(),
                 targets: a.targets.targets(),
@@ -315,9 +315,9 @@ async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()>
                 exclude_artifacts: a.exclude_artifacts,
                 allow_empty: a.allow_empty,
                 allow_unverified: a.allow_unverified,
-                quiet,
             };
-            am::fetch(&request, lines).await
+            let progress = rock_ci::progress::reporter_factory(quiet);
+            stages::fetch_stage(&request, &progress, out).await?;
         }
         Command::Push(a) => {
             let request = PushRequest {
@@ -331,7 +331,7 @@ async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()>
                     .map_or_else(|| cores().div_ceil(2), |n| n as usize),
                 upload_concurrency: a.upload_concurrency as usize,
             };
-            am::push(&request, lines).await
+            stages::push(&request, out).await?;
         }
         Command::Copy(a) => {
             let request = CopyRequest {
@@ -345,21 +345,27 @@ async fn run(command: Command, quiet: bool, lines: &Lines) -> anyhow::Result<()>
                 dry_run: a.dry_run,
                 allow_empty: a.allow_empty,
             };
-            am::copy(&request, lines).await
+            stages::copy(&request, out).await?;
         }
-        Command::Info(a) => am::info(
-            &a.topology.checkout(),
-            &a.stage,
-            a.amdgpu_families.as_deref(),
-            lines,
-        ),
-        Command::ListStages(a) => am::list_stages(&a.checkout(), lines),
+        Command::Info(a) => {
+            let topology = a.topology.checkout().load_topology()?;
+            build_topology::write_stage_info(
+                &topology,
+                &a.stage,
+                a.amdgpu_families.as_deref(),
+                out,
+            )?;
+        }
+        Command::ListStages(a) => {
+            build_topology::write_stage_list(&a.checkout().load_topology()?, out)?;
+        }
     }
+    Ok(())
 }
 
 pub(crate) fn main() -> ExitCode {
     let cli: Cli = rock_ci::parse_args();
     cli.log.init_logging();
-    let lines = Lines::new(Box::new(std::io::stdout()));
-    rock_ci::block_on(run(cli.command, cli.log.quiet, &lines))
+    let mut stdout = std::io::stdout();
+    rock_ci::block_on(run(cli.command, cli.log.quiet, &mut stdout))
 }

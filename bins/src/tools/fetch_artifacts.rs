@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use artifact_backend::pipeline::{FetchMode, FetchRequest, fetch};
+use build_topology::parse_targets;
 use clap::{ArgGroup, Parser};
-use rock_ci::fetch_artifacts::{Mode, Request, parse_targets, run};
 use rock_ci::{RepositoryArg, block_on, parse_platform, parse_repository};
 use workflow_outputs::Platform;
 
@@ -81,7 +82,7 @@ pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-    let request = Request {
+    let request = FetchRequest {
         include: args.include,
         exclude: args.exclude,
         platform: args.platform.unwrap_or_else(Platform::host),
@@ -94,17 +95,17 @@ pub(crate) fn main() -> ExitCode {
         output_dir: args.output_dir,
         dry_run: args.dry_run,
         mode: if args.no_extract {
-            Mode::Archives
+            FetchMode::Archives
         } else if args.flatten {
-            Mode::Flatten
+            FetchMode::Flatten
         } else {
-            Mode::Extract
+            FetchMode::Extract
         },
         local_staging_dir: args.local_staging_dir,
         allow_unverified: args.allow_unverified,
-        quiet: args.log.quiet,
     };
     let lookup = args.limits.over(github_actions::process_env);
+    let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();
-    block_on(run(&request, &lookup, &mut stdout))
+    block_on(async { Ok(fetch(&request, &lookup, &progress, &mut stdout).await?) })
 }

@@ -8,6 +8,11 @@
 //! sidecar, copies one between runs server-side, and
 //! answers whether one exists without mistaking errors for absence.
 //!
+//! On top of it, [`pipeline`] is the one fetch pipeline of the artifact tools (open a run,
+//! list, choose, stream through verification into place, one line per artifact, a summary),
+//! and [`stages`] the stage transfers of `artifact_manager` (fetch through that pipeline,
+//! push, copy).
+//!
 //! ```
 //! use artifact_backend::ArtifactBackend;
 //! use workflow_outputs::{Platform, WorkflowOutputRoot};
@@ -34,6 +39,8 @@ use workflow_outputs::WorkflowOutputRoot;
 mod download;
 mod env;
 mod fetch;
+pub mod pipeline;
+pub mod stages;
 
 pub use env::{EnvVars, backend_from_env};
 pub use fetch::{

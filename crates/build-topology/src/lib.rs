@@ -6,7 +6,13 @@
 //! [inbound](BuildTopology::inbound_artifacts) artifacts are what it must fetch first: the
 //! artifacts of its groups' direct group dependencies and its artifacts' dependencies, each
 //! with its transitive artifact dependencies, minus what it produces. Tables keep file order.
-//! The only I/O is reading the file in [`BuildTopology::load`].
+//! The only I/O is reading files: the topology in [`BuildTopology::load`], and a checkout's
+//! topology and GPU family table ([`FamilyMap`]) found by [`Checkout`].
+//!
+//! On top of the topology sit the stage rules of the artifact tools: the requested target
+//! families ([`Targets`]), the exclusion lists ([`parse_excluded_components`],
+//! [`parse_excluded_artifacts`]), which archives a transfer takes ([`choose_files`]), and the
+//! stage descriptions ([`write_stage_info`], [`write_stage_list`]).
 //!
 //! ```
 //! use build_topology::BuildTopology;
@@ -48,9 +54,21 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod checkout;
+mod describe;
+mod families;
 mod model;
+mod selection;
 mod topology;
 mod validate;
+
+pub use checkout::{AMDGPU_TARGETS_CMAKE, Checkout, CheckoutError};
+pub use describe::{unknown_stage, write_stage_info, write_stage_list};
+pub use families::{FamilyMap, UnknownFamilies};
+pub use selection::{
+    ARTIFACT_COMPONENTS, Targets, choose_files, parse_excluded_artifacts,
+    parse_excluded_components, parse_targets, split_list, uncovered,
+};
 
 pub use model::{
     Artifact, ArtifactGroup, ArtifactType, BuildStage, BuildType, ExternalGitSource, SourceSet,

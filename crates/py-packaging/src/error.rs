@@ -59,18 +59,6 @@ pub enum Error {
         /// What it is, when that helps.
         got: Option<String>,
     },
-    /// GPU families that the family map does not know.
-    #[error(
-        "Unknown AMD GPU families: [{}]. Known families: {}",
-        quoted(unknown),
-        known.join(", ")
-    )]
-    UnknownFamilies {
-        /// The unknown names.
-        unknown: Vec<String>,
-        /// The known names.
-        known: Vec<String>,
-    },
     /// A logical package name that does not exist.
     #[error(
         "Logical package name {name} not found (of dict_keys([{}]))",

@@ -1,5 +1,4 @@
 use std::io;
-use std::path::PathBuf;
 
 /// Why the runs holding some artifact groups could not be found.
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +20,7 @@ pub enum FinderError {
     #[error(
         "Cannot read the GPU family table: pass --therock-dir DIR (a TheRock checkout) or set THEROCK_DIR"
     )]
-    FamilyTable(#[source] FamilyTableError),
+    FamilyTable(#[source] build_topology::CheckoutError),
     /// A GitHub API request failed.
     #[error(transparent)]
     Github(#[from] github_actions::ApiError),
@@ -61,26 +60,4 @@ impl FinderError {
             _ => false,
         }
     }
-}
-
-/// Why the GPU family table (`cmake/therock_amdgpu_targets.cmake`) could not be read.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FamilyTableError {
-    /// The working directory cannot be read.
-    #[error("Cannot read the working directory")]
-    CurrentDir(#[source] io::Error),
-    /// No checkout was given and none holds the working directory.
-    #[error(
-        "No {} in {} or its parents: pass --topology FILE or --therock-dir DIR (a TheRock checkout)",
-        build_topology::TOPOLOGY_FILE_NAME,
-        .0.display()
-    )]
-    NoCheckout(PathBuf),
-    /// The checkout has no family table.
-    #[error("AMDGPU targets cmake file not found: {}", .0.display())]
-    NotFound(PathBuf),
-    /// The family table exists but cannot be read.
-    #[error(transparent)]
-    Read(io::Error),
 }

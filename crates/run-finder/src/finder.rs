@@ -3,22 +3,19 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use artifact_backend::ArtifactBackend;
+use build_topology::{Checkout, CheckoutError, FamilyMap};
 use github_actions::{ApiError, GithubClient, WorkflowRun};
-use py_packaging::FamilyMap;
 use regex::Regex;
 use storage_backend::{Anonymous, ClientOptions, S3Client};
 use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
 
-use crate::error::{FamilyTableError, FinderError};
+use crate::error::FinderError;
 use crate::groups::{select_group, unique_groups};
 use crate::report::ArtifactRunInfo;
 use crate::report::python_list_repr;
-
-/// The GPU family table's path in a TheRock checkout.
-pub const AMDGPU_TARGETS_CMAKE: &str = "cmake/therock_amdgpu_targets.cmake";
 
 /// What to look for, and where.
 #[derive(Debug, Clone)]
@@ -113,22 +110,12 @@ pub struct Finder<'a> {
 
 /// The GPU family table of the checkout at `therock_dir`, else of the one holding the working
 /// directory (found by its `BUILD_TOPOLOGY.toml`).
-fn load_family_map(therock_dir: Option<&Path>) -> Result<FamilyMap, FamilyTableError> {
-    let root = if let Some(dir) = therock_dir {
-        dir.to_path_buf()
-    } else {
-        let cwd = std::env::current_dir().map_err(FamilyTableError::CurrentDir)?;
-        cwd.ancestors()
-            .find(|d| d.join(build_topology::TOPOLOGY_FILE_NAME).is_file())
-            .map(Path::to_path_buf)
-            .ok_or_else(|| FamilyTableError::NoCheckout(cwd.clone()))?
-    };
-    let path = root.join(AMDGPU_TARGETS_CMAKE);
-    if !path.is_file() {
-        return Err(FamilyTableError::NotFound(path));
+fn load_family_map(therock_dir: Option<PathBuf>) -> Result<FamilyMap, CheckoutError> {
+    Checkout {
+        topology: None,
+        therock_dir,
     }
-    let text = fs_err::read_to_string(&path).map_err(FamilyTableError::Read)?;
-    Ok(FamilyMap::parse(&text))
+    .family_map()
 }
 
 impl<'a> Finder<'a> {
@@ -157,7 +144,7 @@ impl<'a> Finder<'a> {
             })
             .collect::<Result<_, _>>()?;
         let therock_dir = query.therock_dir.clone();
-        let map = storage_backend::blocking(move || load_family_map(therock_dir.as_deref()))
+        let map = storage_backend::blocking(move || load_family_map(therock_dir))
             .await
             .map_err(FinderError::FamilyTable)?;
         let family_targets = query

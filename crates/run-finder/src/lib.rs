@@ -27,7 +27,8 @@ mod finder;
 mod groups;
 mod report;
 
-pub use error::{FamilyTableError, FinderError};
-pub use finder::{AMDGPU_TARGETS_CMAKE, Finder, LatestSource, Query};
+pub use build_topology::AMDGPU_TARGETS_CMAKE;
+pub use error::FinderError;
+pub use finder::{Finder, LatestSource, Query};
 pub use groups::{GroupMatch, select_group};
 pub use report::{ArtifactRunInfo, print_outcome, python_list_repr, write_results};

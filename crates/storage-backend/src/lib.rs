@@ -220,6 +220,32 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
     }
 }
 
+/// The closing line of a transfer tool: `{verb} {done} of {total} {noun} ({MiB}) in {s} s
+/// ({MiB/s}), {retries}`, the same for fetches and uploads.
+pub fn totals_line(
+    verb: &str,
+    (done, total): (usize, usize),
+    noun: &str,
+    bytes: u64,
+    wall: std::time::Duration,
+    retries: u64,
+) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "sizes and rates for display, to a tenth"
+    )]
+    let mib = bytes as f64 / 1_048_576.0;
+    let secs = wall.as_secs_f64();
+    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
+    let retry_text = match retries {
+        1 => "1 retry".to_owned(),
+        n => format!("{n} retries"),
+    };
+    format!(
+        "{verb} {done} of {total} {noun} ({mib:.1} MiB) in {secs:.1} s ({rate:.1} MiB/s), {retry_text}"
+    )
+}
+
 /// The lowercase hex SHA-256 of a file, read in 1 MiB blocks.
 pub async fn sha256_file(path: &Path) -> Result<String, Error> {
     let path = path.to_path_buf();

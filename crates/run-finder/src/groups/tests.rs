@@ -13,7 +13,7 @@ therock_add_amdgpu_target(gfx1201 "AMD RX 9070" FAMILY dgpu-all gfx120X-all)
 "#;
 
 fn check(files: &[&str], group: &str, targets: &[&str], required: &[&str]) -> GroupMatch {
-    let map = py_packaging::FamilyMap::parse(CMAKE);
+    let map = build_topology::FamilyMap::parse(CMAKE);
     let files: Vec<String> = files.iter().map(|s| (*s).to_owned()).collect();
     let targets: Vec<String> = targets.iter().map(|s| (*s).to_owned()).collect();
     let required: Vec<Regex> = required.iter().map(|r| Regex::new(r).unwrap()).collect();

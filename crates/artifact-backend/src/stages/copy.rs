@@ -2,16 +2,15 @@
 //! this run.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 
-use anyhow::Context as _;
-use artifact_backend::ArtifactBackend;
+use build_topology::{Checkout, Targets, choose_files};
 use futures::StreamExt as _;
 use workflow_outputs::GithubRepository;
 
-use super::{
-    Checkout, Lines, Lookup, Reported, RunOptions, Targets, choose_files, file_names, joined,
-    unknown_stage,
-};
+use super::{Lookup, RunOptions, file_names, joined, load_topology, unknown_stage};
+use crate::ArtifactBackend;
+use crate::pipeline::{Lines, TransferError};
 
 /// A resolved `copy` command line.
 #[derive(Clone)]
@@ -36,9 +35,10 @@ pub struct CopyRequest {
     pub allow_empty: bool,
 }
 
-/// Runs `copy`.
-pub async fn copy(request: &CopyRequest, lines: &Lines) -> anyhow::Result<()> {
-    let topology = request.checkout.load_topology()?;
+/// Runs `artifact_manager copy`: lines to `out`.
+pub async fn copy(request: &CopyRequest, out: &mut dyn Write) -> Result<(), TransferError> {
+    let lines = &Lines::new(out);
+    let topology = load_topology(&request.checkout).await?;
     let stages: Vec<&str> = request
         .stages
         .split(',')
@@ -46,7 +46,7 @@ pub async fn copy(request: &CopyRequest, lines: &Lines) -> anyhow::Result<()> {
         .filter(|s| !s.is_empty())
         .collect();
     if stages.is_empty() {
-        return Err(super::Usage("--stage names no stage".to_owned()).into());
+        return Err(TransferError::Usage("--stage names no stage".to_owned()));
     }
     let mut produced: BTreeSet<&str> = BTreeSet::new();
     for stage in &stages {
@@ -67,7 +67,9 @@ pub async fn copy(request: &CopyRequest, lines: &Lines) -> anyhow::Result<()> {
         lines.line("Specified stages produce no artifacts");
         return Ok(());
     }
-    let targets = request.targets.resolve(&request.checkout, lines)?;
+    let targets = request
+        .targets
+        .resolve(&request.checkout, &mut lines.writer())?;
     let source = request
         .run
         .backend(
@@ -92,7 +94,10 @@ pub async fn copy(request: &CopyRequest, lines: &Lines) -> anyhow::Result<()> {
     let listed = source
         .list_artifacts(None)
         .await
-        .with_context(|| format!("Failed to list the artifacts at {}", source.base_uri()))?;
+        .map_err(|e| TransferError::List {
+            uri: source.base_uri(),
+            source: e,
+        })?;
     lines.line(format!("Found {} artifacts in source", listed.len()));
     let chosen = choose_files(&produced, &targets, &file_names(&listed), &BTreeSet::new());
     if chosen.is_empty() {
@@ -111,7 +116,7 @@ pub async fn copy(request: &CopyRequest, lines: &Lines) -> anyhow::Result<()> {
             listed.len()
         );
         lines.line(format!("ERROR: {message}"));
-        return Err(Reported(message).into());
+        return Err(TransferError::Reported(message));
     }
     if request.dry_run {
         lines.line(format!("\nDry run: would copy {} artifacts:", chosen.len()));
@@ -129,8 +134,8 @@ async fn copy_all(
     dest: &ArtifactBackend,
     chosen: Vec<String>,
     concurrency: usize,
-    lines: &Lines,
-) -> anyhow::Result<()> {
+    lines: &Lines<'_>,
+) -> Result<(), TransferError> {
     lines.line(format!("\nCopying {} artifacts...", chosen.len()));
     let total = chosen.len();
     let mut results = futures::stream::iter(chosen)
@@ -164,5 +169,8 @@ async fn copy_all(
     for key in &failures {
         lines.line(format!("  - {key}"));
     }
-    Err(Reported(format!("{} artifacts failed to copy", failures.len())).into())
+    Err(TransferError::Reported(format!(
+        "{} artifacts failed to copy",
+        failures.len()
+    )))
 }

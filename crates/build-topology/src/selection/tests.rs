@@ -1,30 +1,10 @@
 //! Spec §12.1 vectors: requested targets, file choice and exclusion lists.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+
+use artifacts::base_target;
 
 use super::*;
-
-/// Lines captured in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
 
 fn requested(
     families: Option<&str>,
@@ -37,16 +17,16 @@ fn requested(
         .iter()
         .map(|(f, t)| (*f, t.iter().map(|s| (*s).to_owned()).collect()))
         .collect();
-    let out = Captured::default();
-    let lines = Lines::new(Box::new(out.clone()));
+    let mut out = Vec::new();
     let got = Targets {
         families: families.map(str::to_owned),
         generic_only,
         targets: targets.to_owned(),
         expand,
     }
-    .requested(&|f| map.get(f).cloned().unwrap_or_default(), &lines);
-    (got, out.text())
+    .requested(&|f| map.get(f).cloned().unwrap_or_default(), &mut out)
+    .unwrap();
+    (got, String::from_utf8(out).unwrap())
 }
 
 const REAL_MAP: &[(&str, &[&str])] = &[

@@ -2,14 +2,16 @@
 //! each as soon as it is written.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use artifacts::{ArtifactName, Compression};
+use build_topology::Checkout;
 use futures::StreamExt as _;
 
-use super::{Checkout, Lines, Lookup, Reported, RunOptions, joined, unknown_stage};
+use super::{Lookup, RunOptions, joined, load_topology, unknown_stage};
+use crate::pipeline::{Lines, TransferError};
 
 /// A resolved `push` command line.
 #[derive(Clone)]
@@ -40,14 +42,14 @@ enum Job {
 }
 
 /// The jobs of `{build}/artifacts`' immediate children whose artifact name is in `produced`, by
-/// key; a directory wins over an archive of the same key (which is reported).
+/// key; a directory wins over an archive of the same key (which gives a warning line).
 fn scan(
     artifacts_dir: &std::path::Path,
-    produced: &std::collections::BTreeSet<&str>,
+    produced: &std::collections::BTreeSet<String>,
     compression: Compression,
-    lines: &Lines,
-) -> anyhow::Result<BTreeMap<String, Job>> {
-    let format = compression.format().context("artifacts are zstd or xz")?;
+) -> Result<(BTreeMap<String, Job>, Vec<String>), TransferError> {
+    let format = compression.format().ok_or(TransferError::Compression)?;
+    let mut warnings = Vec::new();
     let mut jobs = BTreeMap::new();
     let mut archives = Vec::new();
     let mut children: Vec<_> = fs_err::read_dir(artifacts_dir)?
@@ -80,7 +82,7 @@ fn scan(
     }
     for (key, path) in archives {
         if jobs.contains_key(&key) {
-            lines.line(format!(
+            warnings.push(format!(
                 "  !! WARNING: both {} and the directory {} exist: uploading the archive written from the directory",
                 path.display(),
                 key.strip_suffix(format.extension())
@@ -90,12 +92,13 @@ fn scan(
         }
         jobs.insert(key.clone(), Job::Upload { path, key });
     }
-    Ok(jobs)
+    Ok((jobs, warnings))
 }
 
-/// Runs `push`.
-pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
-    let topology = request.checkout.load_topology()?;
+/// Runs `artifact_manager push`: lines to `out`.
+pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), TransferError> {
+    let lines = &Lines::new(out);
+    let topology = load_topology(&request.checkout).await?;
     let produced = if request.stage == build_topology::ALL_STAGES {
         let all = topology.artifacts_to_push(&request.stage)?;
         lines.line(format!(
@@ -136,9 +139,16 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
     if !artifacts_dir.is_dir() {
         let message = format!("Artifacts directory not found: {}", artifacts_dir.display());
         lines.line(format!("ERROR: {message}"));
-        return Err(Reported(message).into());
+        return Err(TransferError::Reported(message));
     }
-    let jobs = scan(&artifacts_dir, &produced, request.compression, lines)?;
+    let (jobs, warnings) = {
+        let produced = produced.iter().map(|p| (*p).to_owned()).collect();
+        let compression = request.compression;
+        storage_backend::blocking(move || scan(&artifacts_dir, &produced, compression)).await?
+    };
+    for warning in warnings {
+        lines.line(warning);
+    }
     if jobs.is_empty() {
         lines.line("No matching artifacts found to push");
         return Ok(());
@@ -153,7 +163,10 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
         jobs.len() - compress_count
     ));
     let cache = request.build_dir.join(".upload_cache");
-    fs_err::create_dir_all(&cache)?;
+    {
+        let cache = cache.clone();
+        storage_backend::blocking(move || fs_err::create_dir_all(&cache)).await?;
+    }
     let total = jobs.len();
     let started = std::time::Instant::now();
     let (compressed, (uploaded, bytes), failures) =
@@ -161,7 +174,7 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
     lines.line(format!(
         "\nCompressed {compressed} artifacts, uploaded {uploaded}"
     ));
-    lines.line(crate::progress::totals_line(
+    lines.line(storage_backend::totals_line(
         "Uploaded",
         (uploaded, total),
         "artifacts",
@@ -171,7 +184,7 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
     ));
     if failures.is_empty() {
         // Kept after a failure: the archives written so far are there for a look or a rerun.
-        fs_err::remove_dir_all(&cache)?;
+        storage_backend::blocking(move || fs_err::remove_dir_all(&cache)).await?;
         return Ok(());
     }
     let message = format!(
@@ -180,18 +193,18 @@ pub async fn push(request: &PushRequest, lines: &Lines) -> anyhow::Result<()> {
         failures.join(", ")
     );
     lines.line(format!("ERROR: {message}"));
-    Err(Reported(message).into())
+    Err(TransferError::Reported(message))
 }
 
 /// Compresses (a few at a time, each zstd on several threads) and uploads (as each archive is
 /// ready); returns (compressed, (uploaded, their bytes), failed keys sorted).
 async fn run_jobs(
     request: &PushRequest,
-    backend: &artifact_backend::ArtifactBackend,
+    backend: &crate::ArtifactBackend,
     jobs: BTreeMap<String, Job>,
     cache: &std::path::Path,
     compress_count: usize,
-    lines: &Lines,
+    lines: &Lines<'_>,
 ) -> (usize, (usize, u64), Vec<String>) {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let parallel = request
@@ -232,12 +245,16 @@ async fn run_jobs(
                             }
                             Err(e) => {
                                 lines.line(format!("  !! Failed to compress {name}: {e:#}"));
-                                return (key, false, 0, Err(anyhow::Error::new(e)));
+                                return (key, false, 0, false);
                             }
                         }
                     }
                 };
-                let size = fs_err::metadata(&path).map_or(0, |m| m.len());
+                let size = {
+                    let path = path.clone();
+                    storage_backend::blocking(move || fs_err::metadata(&path).map_or(0, |m| m.len()))
+                        .await
+                };
                 lines.line(format!("  ++ Uploading {key} (compressed_size={size} bytes)"));
                 let result = backend.upload_artifact_hashed(&path, &key, sha).await;
                 match &result {
@@ -246,25 +263,19 @@ async fn run_jobs(
                     )),
                     Err(e) => lines.line(format!("  !! Failed to upload {key}: {e:#}")),
                 }
-                (
-                    key,
-                    was_compressed,
-                    size,
-                    result.map(|_| ()).map_err(Into::into),
-                )
+                (key, was_compressed, size, result.is_ok())
             }
         })
         .buffer_unordered(request.upload_concurrency.max(1) + parallel);
-    while let Some((key, was_compressed, size, result)) = results.next().await {
+    while let Some((key, was_compressed, size, ok)) = results.next().await {
         if was_compressed {
             compressed += 1;
         }
-        match result {
-            Ok(()) => {
-                uploaded += 1;
-                bytes += size;
-            }
-            Err(_) => failures.push(key),
+        if ok {
+            uploaded += 1;
+            bytes += size;
+        } else {
+            failures.push(key);
         }
     }
     failures.sort();

@@ -1,0 +1,849 @@
+//! The fetch pipeline of the artifact tools: a run's archives listed, chosen, then each
+//! downloaded and streamed through verification into place — unpacked, merged into one tree,
+//! or kept as an archive — with a line per artifact as it completes and a closing summary.
+//!
+//! [`fetch`] is `fetch_artifacts` (a choice by artifact group, GPU targets and regexes);
+//! [`crate::stages::fetch_stage`] is `artifact_manager fetch` (a choice by build stage). Both
+//! open the run with [`open_run`] and hand the chosen archives to the same transfer; they
+//! differ only in their choice and in the wording of their lines.
+//!
+//! Lines go to a [`Lines`] sink over the caller's writer; byte progress goes to the
+//! [`Reporter`] the caller's [`ReporterFactory`] makes once the totals are known.
+
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use artifacts::{Layout, TargetSelection};
+use file_tree::FileError;
+use futures::StreamExt as _;
+use regex::Regex;
+use storage_backend::{Reporter, S3Client};
+use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
+
+use crate::{ArtifactBackend, ArtifactEntry, Error, FlattenIndex, Unpacking, extract_dir_name};
+
+/// Makes the progress reporter of a transfer of `files` archives of `bytes` bytes in all
+/// (called once the choice is made).
+pub type ReporterFactory = dyn Fn(usize, u64) -> Arc<dyn Reporter> + Send + Sync;
+
+/// Why a fetch, push or copy failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// An include or exclude pattern is not a regular expression.
+    #[error("Invalid {what} regex `{pattern}`")]
+    InvalidRegex {
+        /// `include` or `exclude`.
+        what: &'static str,
+        /// The pattern given.
+        pattern: String,
+        /// What is wrong with it.
+        #[source]
+        source: regex::Error,
+    },
+    /// The run's bucket could not be decided.
+    #[error(transparent)]
+    RunRoot(#[from] github_actions::RunRootError),
+    /// The run's output root is not valid.
+    #[error(transparent)]
+    Layout(#[from] workflow_outputs::Error),
+    /// The S3 client could not be made.
+    #[error(transparent)]
+    Client(#[from] storage_backend::Error),
+    /// An artifact operation failed.
+    #[error(transparent)]
+    Artifact(#[from] Error),
+    /// The checkout's topology or family table, or a request made of them.
+    #[error(transparent)]
+    Checkout(#[from] build_topology::CheckoutError),
+    /// The topology has no such stage or set.
+    #[error(transparent)]
+    Topology(#[from] build_topology::Error),
+    /// A local file operation failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The run's archives could not be listed (`fetch_artifacts`).
+    #[error("Failed to list the run's artifacts")]
+    ListRun(#[source] Error),
+    /// The archives at `uri` could not be listed.
+    #[error("Failed to list the artifacts at {uri}")]
+    List {
+        /// Where they were listed.
+        uri: String,
+        /// The cause.
+        #[source]
+        source: Error,
+    },
+    /// No archive of the run matches the artifact group and targets.
+    #[error("No matching artifacts for {run_id} exist at '{uri}'")]
+    NoMatch {
+        /// The run.
+        run_id: String,
+        /// Where its archives were listed.
+        uri: String,
+    },
+    /// The include and exclude patterns left no archive.
+    #[error("Filtering artifacts for {run_id} resulted in an empty set")]
+    FilteredEmpty {
+        /// The run.
+        run_id: String,
+    },
+    /// Some archives could not be fetched (`key: cause` each, sorted).
+    #[error(
+        "{} of the selected artifacts could not be fetched:\n  {}",
+        .0.len(),
+        .0.join("\n  ")
+    )]
+    Failed(Vec<String>),
+    /// The output directory cannot be written.
+    #[error("Cannot write in {}", dir.display())]
+    CannotWrite {
+        /// The directory.
+        dir: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// Archives are written with zstd or xz only.
+    #[error("artifacts are zstd or xz")]
+    Compression,
+    /// A failure whose explanation is already written (the `ERROR:` lines).
+    #[error("{0}")]
+    Reported(String),
+    /// The request itself is wrong (bad input found after parsing), e.g. no run id for S3.
+    #[error("{0}")]
+    Usage(String),
+    /// A line could not be written.
+    #[error("Failed to write the output")]
+    Write(#[source] io::Error),
+}
+
+impl TransferError {
+    /// Whether the request itself is wrong and nothing was attempted: a usage error.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Self::Usage(_) => true,
+            Self::RunRoot(e) => e.is_usage(),
+            Self::Client(e) => matches!(e, storage_backend::Error::InvalidEndpoint { .. }),
+            _ => false,
+        }
+    }
+
+    /// Whether the explanation is already written to the output (the `ERROR:` lines).
+    pub fn is_reported(&self) -> bool {
+        match self {
+            Self::Reported(_) => true,
+            Self::Checkout(e) => e.is_reported(),
+            _ => false,
+        }
+    }
+}
+
+/// The error and its causes, `: `-joined.
+pub(crate) fn chain_text(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The output of a transfer: whole lines, written and flushed one at a time from the
+/// transfers of one task. A line that cannot be written (a closed pipe) stops no transfer;
+/// the first such error is kept ([`Lines::take_error`]).
+pub struct Lines<'a> {
+    out: RefCell<&'a mut dyn Write>,
+    error: RefCell<Option<io::Error>>,
+}
+
+impl<'a> Lines<'a> {
+    /// Lines to `out`.
+    pub fn new(out: &'a mut dyn Write) -> Self {
+        Lines {
+            out: RefCell::new(out),
+            error: RefCell::new(None),
+        }
+    }
+
+    /// Writes one line and flushes; an error is kept, not returned.
+    pub fn line(&self, text: impl Display) {
+        if let Err(e) = self.try_line(text) {
+            self.error.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    /// Writes one line and flushes.
+    pub fn try_line(&self, text: impl Display) -> io::Result<()> {
+        let mut out = self.out.borrow_mut();
+        writeln!(out, "{text}")?;
+        out.flush()
+    }
+
+    /// The first error of [`Lines::line`] and [`Lines::writer`], if any.
+    pub fn take_error(&self) -> Option<io::Error> {
+        self.error.borrow_mut().take()
+    }
+
+    /// A writer for code that prints blocks of lines; its errors are kept as those of
+    /// [`Lines::line`].
+    pub fn writer(&self) -> LinesWriter<'_, 'a> {
+        LinesWriter(self)
+    }
+}
+
+/// [`Lines::writer`].
+pub struct LinesWriter<'l, 'a>(&'l Lines<'a>);
+
+impl Write for LinesWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Err(e) = self.0.out.borrow_mut().write_all(buf) {
+            self.0.error.borrow_mut().get_or_insert(e);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if let Err(e) = self.0.out.borrow_mut().flush() {
+            self.0.error.borrow_mut().get_or_insert(e);
+        }
+        Ok(())
+    }
+}
+
+/// The S3 client that reads a run's artifacts from a bucket in `region`: signed with the
+/// default credential chain, unsigned when it finds none (public buckets), with connections
+/// kept for `transfers` transfers of up to 8 parallel ranges each (0: the default pool).
+pub async fn reader_client(
+    region: &str,
+    transfers: usize,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<S3Client, storage_backend::Error> {
+    let defaults = storage_backend::ClientOptions::default();
+    let max_idle_connections = if transfers == 0 {
+        defaults.max_idle_connections
+    } else {
+        transfers * 8
+    };
+    S3Client::connect_with(
+        &storage_backend::ClientOptions {
+            region: Some(region.to_owned()),
+            anonymous: storage_backend::Anonymous::WhenNoCredentials,
+            max_idle_connections,
+            ..defaults
+        },
+        lookup,
+    )
+    .await
+}
+
+/// Which run to read and how to find its bucket.
+#[derive(Debug, Clone)]
+pub struct RunSource {
+    /// The run id.
+    pub run_id: String,
+    /// The platform.
+    pub platform: Platform,
+    /// The repository of the run (else `GITHUB_REPOSITORY`, else `ROCm/TheRock`).
+    pub repository: Option<GithubRepository>,
+    /// Read this local staging directory instead of S3.
+    pub local_staging_dir: Option<PathBuf>,
+    /// Ask the GitHub API about the run (fork detection); else this run's event decides.
+    pub lookup_workflow_run: bool,
+    /// Transfers at once (sizes the S3 connection pool).
+    pub transfers: usize,
+}
+
+/// Runs `f`, which blocks (the GitHub API), without holding up the async threads: on a
+/// multi-thread runtime the thread hands its tasks over first.
+fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// The backend of `source` (spec §4.3, §12.2): the local staging directory, else S3 with the
+/// run's bucket (the selection report written to `lines`).
+pub async fn open_run(
+    source: &RunSource,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    lines: &Lines<'_>,
+) -> Result<ArtifactBackend, TransferError> {
+    if let Some(staging) = &source.local_staging_dir {
+        let root =
+            WorkflowOutputRoot::for_local(Some(&source.run_id), Some(source.platform), None)?;
+        return Ok(ArtifactBackend::local(staging, root)?);
+    }
+    let request = github_actions::RunRequest {
+        run_id: source.run_id.clone(),
+        platform: source.platform,
+        repository: source.repository.clone(),
+        release_type: None,
+        lookup_workflow_run: source.lookup_workflow_run,
+    };
+    let (root, selection) = blocking_in_place(|| {
+        github_actions::resolve_run_root(&request, lookup, &mut lines.writer())
+    })?;
+    let client =
+        reader_client(selection.config().region(), source.transfers.max(1), lookup).await?;
+    Ok(ArtifactBackend::s3(client, root))
+}
+
+/// What a fetch does with each archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchMode {
+    /// Keep the archives (`--no-extract`).
+    Archives,
+    /// Unpack each into a directory of its own (the default).
+    Extract,
+    /// Merge every artifact's files into the output directory (`--flatten`).
+    Flatten,
+    /// Merge the relpath trees into the output directory and mark each with
+    /// `{relpath}.prebuilt` (`artifact_manager fetch --bootstrap`).
+    Bootstrap,
+}
+
+/// A `fetch_artifacts` request, resolved.
+#[derive(Debug, Clone)]
+pub struct FetchRequest {
+    /// Regexes of which one must match (any, when empty).
+    pub include: Vec<String>,
+    /// Regexes of which none may match.
+    pub exclude: Vec<String>,
+    /// Platform of the run.
+    pub platform: Platform,
+    /// Artifact group (family).
+    pub artifact_group: Option<String>,
+    /// GPU targets.
+    pub amdgpu_targets: Vec<String>,
+    /// Artifacts downloaded at once.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once.
+    pub extract_concurrency: usize,
+    /// Repository of the run.
+    pub run_github_repo: Option<GithubRepository>,
+    /// The run.
+    pub run_id: String,
+    /// Where to put the artifacts.
+    pub output_dir: PathBuf,
+    /// List, download nothing.
+    pub dry_run: bool,
+    /// Archives, extract or flatten.
+    pub mode: FetchMode,
+    /// Read from this local staging directory instead of S3.
+    pub local_staging_dir: Option<PathBuf>,
+    /// Use archives that cannot be verified instead of failing on them (`--allow-unverified`).
+    pub allow_unverified: bool,
+}
+
+/// Keeps the artifacts for `group`/`targets` (spec §12.2 step 5), or all archives when neither
+/// is given.
+pub fn select_by_target(
+    all: &[ArtifactEntry],
+    group: Option<&str>,
+    targets: &[String],
+) -> Vec<ArtifactEntry> {
+    if group.is_none() && targets.is_empty() {
+        return all.to_vec();
+    }
+    let selection = TargetSelection::new(group, targets.iter().map(String::as_str));
+    all.iter()
+        .filter(|e| e.name.as_ref().is_some_and(|n| selection.matches(n)))
+        .cloned()
+        .collect()
+}
+
+/// Applies the include/exclude regexes (unanchored search) to file names.
+pub fn filter_by_regex(
+    names: Vec<ArtifactEntry>,
+    include: &[Regex],
+    exclude: &[Regex],
+) -> Vec<ArtifactEntry> {
+    names
+        .into_iter()
+        .filter(|e| include.is_empty() || include.iter().any(|r| r.is_match(&e.file_name)))
+        .filter(|e| !exclude.iter().any(|r| r.is_match(&e.file_name)))
+        .collect()
+}
+
+fn compile(patterns: &[String], what: &'static str) -> Result<Vec<Regex>, TransferError> {
+    patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p).map_err(|source| TransferError::InvalidRegex {
+                what,
+                pattern: p.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Runs a `fetch_artifacts` request: lines to `out`, progress to the reporter `progress`
+/// makes. Every selected artifact is attempted; if any could not be fetched or verified, the
+/// error lists them all.
+pub async fn fetch(
+    request: &FetchRequest,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    progress: &ReporterFactory,
+    out: &mut dyn Write,
+) -> Result<(), TransferError> {
+    let lines = Lines::new(out);
+    let w = TransferError::Write;
+    let include = compile(&request.include, "include")?;
+    let exclude = compile(&request.exclude, "exclude")?;
+    let source = RunSource {
+        run_id: request.run_id.clone(),
+        platform: request.platform,
+        repository: request.run_github_repo.clone(),
+        local_staging_dir: request.local_staging_dir.clone(),
+        lookup_workflow_run: true,
+        transfers: request.download_concurrency,
+    };
+    let backend = open_run(&source, lookup, &lines)
+        .await?
+        .allow_unverified(request.allow_unverified);
+    let base_uri = backend.base_uri();
+    lines
+        .try_line(format!("Retrieving artifacts from '{base_uri}'"))
+        .map_err(w)?;
+    let all = backend
+        .list_artifacts(None)
+        .await
+        .map_err(TransferError::ListRun)?;
+
+    let group = request.artifact_group.as_deref();
+    if group.is_none() && request.amdgpu_targets.is_empty() {
+        lines
+            .try_line("No artifact group or targets specified - downloading all artifacts")
+            .map_err(w)?;
+    } else {
+        let families: Vec<String> =
+            TargetSelection::new(group, request.amdgpu_targets.iter().map(String::as_str))
+                .families()
+                .map(|f| format!("'{f}'"))
+                .collect();
+        lines
+            .try_line(format!(
+                "Matching artifact target families: [{}]",
+                families.join(", ")
+            ))
+            .map_err(w)?;
+    }
+    let available = select_by_target(&all, group, &request.amdgpu_targets);
+    if available.is_empty() {
+        return Err(TransferError::NoMatch {
+            run_id: request.run_id.clone(),
+            uri: base_uri,
+        });
+    }
+    let selected = filter_by_regex(available, &include, &exclude);
+    if selected.is_empty() {
+        return Err(TransferError::FilteredEmpty {
+            run_id: request.run_id.clone(),
+        });
+    }
+    lines
+        .try_line("\nFiltered artifacts to download:")
+        .map_err(w)?;
+    for e in &selected {
+        lines
+            .try_line(format!("  {base_uri}/{}", e.file_name))
+            .map_err(w)?;
+    }
+    lines.try_line("").map_err(w)?;
+    if request.dry_run {
+        lines
+            .try_line("Skipping downloads since --dry-run was set")
+            .map_err(w)?;
+        return Ok(());
+    }
+    let bytes = selected.iter().map(|e| e.size).sum();
+    let backend = backend.with_reporter(progress(selected.len(), bytes));
+    let plan = Plan {
+        backend: &backend,
+        mode: request.mode,
+        dest: request.output_dir.clone(),
+        style: Style::Run,
+        download_cache: None,
+        download_concurrency: request.download_concurrency,
+        extract_concurrency: request.extract_concurrency,
+    };
+    transfer(&plan, selected, &lines).await
+}
+
+/// How the lines of a transfer read, and what its summary is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// `fetch_artifacts`: largest archives first; lines name sizes and destinations; failures
+    /// end in [`TransferError::Failed`].
+    Run,
+    /// `artifact_manager fetch`: archives in name order; a `Downloaded … extracted …` line;
+    /// failures end in an `ERROR:` line.
+    Stage,
+}
+
+/// A transfer of chosen archives.
+pub(crate) struct Plan<'a> {
+    /// Where the archives come from.
+    pub(crate) backend: &'a ArtifactBackend,
+    /// What becomes of them.
+    pub(crate) mode: FetchMode,
+    /// The output directory (archives: the directory they are kept in).
+    pub(crate) dest: PathBuf,
+    /// The wording.
+    pub(crate) style: Style,
+    /// A download cache every archive goes through (kept for the next fetch), with the
+    /// backend that reads it.
+    pub(crate) download_cache: Option<(PathBuf, ArtifactBackend)>,
+    /// Archives transferred at once.
+    pub(crate) download_concurrency: usize,
+    /// Archives unpacked at once.
+    pub(crate) extract_concurrency: usize,
+}
+
+/// What became of one artifact: its line and the bytes it counts for in the totals.
+struct Outcome {
+    line: String,
+    bytes: u64,
+}
+
+/// How archives share the unpacking threads.
+struct Slots<'s> {
+    /// One permit per archive unpacked at once.
+    unpack: &'s tokio::sync::Semaphore,
+    /// Where archives wait for a permit.
+    spool: &'s Path,
+    /// Decompress on a thread of its own.
+    decoder_thread: bool,
+}
+
+/// The closing line of a fetch: artifacts, bytes, wall time, throughput and retries.
+pub fn fetched_totals_line(
+    done: usize,
+    total: usize,
+    bytes: u64,
+    wall: std::time::Duration,
+    retries: u64,
+) -> String {
+    storage_backend::totals_line("Fetched", (done, total), "artifacts", bytes, wall, retries)
+}
+
+/// Fetches `entries` into the plan's destination, one line per artifact as it completes,
+/// then the summary; every failure is named.
+pub(crate) async fn transfer(
+    plan: &Plan<'_>,
+    mut entries: Vec<ArtifactEntry>,
+    lines: &Lines<'_>,
+) -> Result<(), TransferError> {
+    let dest = plan.dest.clone();
+    {
+        let dest = dest.clone();
+        storage_backend::blocking(move || fs_err::create_dir_all(&dest)).await?;
+    }
+    {
+        let dest = dest.clone();
+        storage_backend::blocking(move || crate::remove_stale_partials(&dest)).await?;
+    }
+    let unpack = tokio::sync::Semaphore::new(plan.extract_concurrency.max(1));
+    // Archives waiting for an unpacking slot wait here, downloaded (removed when done).
+    let spool = {
+        let dir = dest.clone();
+        let spool =
+            storage_backend::blocking(move || file_tree::temp_dir_in(&dir, "download-spool")).await;
+        match (spool, plan.style) {
+            (Ok(spool), _) => spool,
+            (Err(e), Style::Run) => return Err(TransferError::Io(e)),
+            (Err(source), Style::Stage) => {
+                return Err(TransferError::CannotWrite { dir: dest, source });
+            }
+        }
+    };
+    let index = Arc::new(FlattenIndex::default());
+    // With cores to spare, each archive is decompressed on a thread of its own.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let decoder_thread = plan.extract_concurrency.max(1).min(entries.len()) * 2 <= cores;
+    let started = std::time::Instant::now();
+    let total = entries.len();
+    if plan.style == Style::Run {
+        // Largest first: the longest transfers start at once instead of ending the run alone.
+        entries.sort_by(|a, b| {
+            b.size
+                .cmp(&a.size)
+                .then_with(|| a.file_name.cmp(&b.file_name))
+        });
+    }
+    let slots = Slots {
+        unpack: &unpack,
+        spool: spool.path(),
+        decoder_thread,
+    };
+    let (done, bytes, mut failures) = run_all(plan, entries, &slots, &index, lines).await;
+    if plan.mode == FetchMode::Bootstrap && failures.is_empty() {
+        let (dest, index) = (dest.clone(), index.clone());
+        storage_backend::blocking(move || index.write_prebuilt_markers(&dest)).await?;
+    }
+    let totals = fetched_totals_line(
+        done,
+        total,
+        bytes,
+        started.elapsed(),
+        plan.backend.retries(),
+    );
+    failures.sort();
+    match plan.style {
+        Style::Run => {
+            lines.line(totals);
+            if !failures.is_empty() {
+                return Err(TransferError::Failed(failures));
+            }
+            lines
+                .take_error()
+                .map_or(Ok(()), |e| Err(TransferError::Write(e)))
+        }
+        Style::Stage => {
+            let extracted = if plan.mode == FetchMode::Archives {
+                0
+            } else {
+                done
+            };
+            lines.line(format!(
+                "\nDownloaded {done} artifacts, extracted {extracted}"
+            ));
+            lines.line(totals);
+            if failures.is_empty() {
+                return Ok(());
+            }
+            let message = format!(
+                "Only fetched {done}/{total} artifacts - {} failed: {}",
+                failures.len(),
+                failures.join(", ")
+            );
+            lines.line(format!("ERROR: {message}"));
+            Err(TransferError::Reported(message))
+        }
+    }
+}
+
+/// Fetches every entry, `download_concurrency` at once, each line written as it completes;
+/// returns (artifacts done, their bytes, the failures).
+async fn run_all(
+    plan: &Plan<'_>,
+    entries: Vec<ArtifactEntry>,
+    slots: &Slots<'_>,
+    index: &Arc<FlattenIndex>,
+    lines: &Lines<'_>,
+) -> (usize, u64, Vec<String>) {
+    let mut results = futures::stream::iter(entries)
+        .map(|entry| {
+            let index = index.clone();
+            async move {
+                let result = fetch_one(plan, &entry, slots, index).await;
+                (entry.file_name, result)
+            }
+        })
+        .buffer_unordered(plan.download_concurrency.max(1));
+
+    // Each artifact's line as soon as it is done; the failures again at the end.
+    let mut failures = Vec::new();
+    let (mut done, mut bytes) = (0usize, 0u64);
+    while let Some((key, result)) = results.next().await {
+        match result {
+            Ok(outcome) => {
+                done += 1;
+                bytes += outcome.bytes;
+                lines.line(outcome.line);
+            }
+            Err(e) => {
+                let cause = chain_text(&e);
+                match plan.style {
+                    Style::Run => {
+                        lines.line(format!("  !! Failed {key}: {cause}"));
+                        failures.push(format!("{key}: {cause}"));
+                    }
+                    Style::Stage => {
+                        lines.line(format!("  !! Failed to fetch {key}: {cause}"));
+                        failures.push(key);
+                    }
+                }
+            }
+        }
+    }
+    (done, bytes, failures)
+}
+
+/// `{b}` bytes as MiB to a tenth.
+fn mib(b: u64) -> String {
+    format!("{}.{} MiB", b / 1_048_576, (b % 1_048_576) * 10 / 1_048_576)
+}
+
+/// How an archive was checked.
+fn check(verified: bool) -> &'static str {
+    if verified {
+        "sha256 verified"
+    } else {
+        "not verified: no sidecar or recorded SHA-256 (--allow-unverified)"
+    }
+}
+
+/// Fetches one artifact.
+async fn fetch_one(
+    plan: &Plan<'_>,
+    entry: &ArtifactEntry,
+    slots: &Slots<'_>,
+    index: Arc<FlattenIndex>,
+) -> Result<Outcome, Error> {
+    let (backend, dest) = (plan.backend, plan.dest.as_path());
+    let key = &entry.file_name;
+    if plan.mode == FetchMode::Archives {
+        return match plan.style {
+            Style::Run => download_verified(backend, entry, dest).await,
+            Style::Stage => download_cached(backend, key, dest).await,
+        };
+    }
+    let layout = match plan.mode {
+        FetchMode::Flatten => Layout::Flatten,
+        FetchMode::Bootstrap => Layout::Bootstrap,
+        FetchMode::Extract | FetchMode::Archives => Layout::Full,
+    };
+    let dir_name = extract_dir_name(key);
+    if layout == Layout::Full && backend.extracted_is_current(key, dest).await? {
+        return Ok(match plan.style {
+            Style::Run => Outcome {
+                line: format!("  == Cached '{key}' in '{dir_name}' (sha256 verified earlier)"),
+                bytes: entry.size,
+            },
+            Style::Stage => Outcome {
+                line: format!("  == Cached {key} in {dir_name} (sha256 verified earlier)"),
+                bytes: 0,
+            },
+        });
+    }
+    let unpacking = Unpacking {
+        layout,
+        decoder_thread: slots.decoder_thread,
+    };
+    // With a shared download cache, the archive goes through it (kept for the next fetch).
+    let (got, cached_line) = if let Some((cache, cached)) = &plan.download_cache {
+        let downloaded = download_cached(backend, key, cache).await?;
+        let _permit = slots
+            .unpack
+            .acquire()
+            .await
+            .map_err(|e| Error::File(FileError::read(cache.join(key), io::Error::other(e))))?;
+        let got = cached.fetch_extracted(key, dest, unpacking, index).await?;
+        (got, Some(downloaded.line))
+    } else {
+        let got = backend
+            .fetch_extracted_limited(key, dest, unpacking, index, slots.unpack, slots.spool)
+            .await?;
+        (got, None)
+    };
+    let verb = match plan.mode {
+        FetchMode::Flatten => "Flattened",
+        FetchMode::Bootstrap => "Bootstrapped",
+        FetchMode::Extract | FetchMode::Archives => "Extracted",
+    };
+    Ok(match plan.style {
+        Style::Run => {
+            let to = if layout == Layout::Full {
+                dir_name.to_owned()
+            } else {
+                dest.display().to_string()
+            };
+            Outcome {
+                line: format!(
+                    "  ++ {verb} '{key}' to '{to}' ({}, {} files, {})",
+                    mib(got.bytes),
+                    got.extracted.files,
+                    check(got.verified)
+                ),
+                bytes: entry.size,
+            }
+        }
+        Style::Stage => {
+            let mut line = format!(
+                "  ++ {verb} {key} ({} files, {})",
+                got.extracted.files,
+                check(got.verified)
+            );
+            if let Some(cached) = cached_line {
+                line = format!("{cached}\n{line}");
+            }
+            Outcome {
+                line,
+                bytes: got.bytes,
+            }
+        }
+    })
+}
+
+/// `fetch_artifacts --no-extract`: downloads the archive into `dir` unless the copy there
+/// has the digest the run's sidecar (or recorded SHA-256) gives.
+async fn download_verified(
+    backend: &ArtifactBackend,
+    entry: &ArtifactEntry,
+    dir: &Path,
+) -> Result<Outcome, Error> {
+    let key = &entry.file_name;
+    let dest = dir.join(key);
+    // The sidecar is only worth a request when there is a file it could vouch for.
+    if dest.is_file()
+        && let Some(sha) = backend.expected_sha256(key).await?
+        && storage_backend::sha256_file(&dest).await? == sha
+    {
+        return Ok(Outcome {
+            line: format!("  == Cached {key} (sha256 verified)"),
+            bytes: entry.size,
+        });
+    }
+    let got = backend.download_artifact(key, &dest).await?;
+    Ok(Outcome {
+        line: format!(
+            "  ++ Downloaded {key} ({}, {})",
+            mib(got.fetched + got.resumed),
+            check(got.verified)
+        ),
+        bytes: entry.size,
+    })
+}
+
+/// Downloads `key` into `dir` unless a copy its local sidecar vouches for is already there.
+async fn download_cached(
+    backend: &ArtifactBackend,
+    key: &str,
+    dir: &Path,
+) -> Result<Outcome, Error> {
+    let path = dir.join(key);
+    if path.is_file() {
+        let sidecar = dir.join(format!("{key}.sha256sum"));
+        let recorded = storage_backend::blocking(move || fs_err::read_to_string(&sidecar))
+            .await
+            .ok()
+            .and_then(|t| storage_backend::parse_sha256sum(&t));
+        if let Some(sha) = recorded
+            && storage_backend::sha256_file(&path).await? == sha
+        {
+            return Ok(Outcome {
+                line: format!("  == Cached {key} (sha256 verified)"),
+                bytes: 0,
+            });
+        }
+    }
+    let got = backend.download_artifact(key, &path).await?;
+    Ok(Outcome {
+        line: format!("  ++ Downloaded {key} ({})", check(got.verified)),
+        bytes: got.fetched + got.resumed,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,320 @@
+//! The stage-aware transfers of `artifact_manager` (spec §4): [`fetch_stage`] downloads and
+//! unpacks what a stage consumes (through the one fetch pipeline of [`crate::pipeline`]),
+//! [`push()`] archives and uploads what it produced, [`copy()`] re-uses an earlier run's stage
+//! outputs server-side. Which artifacts a stage takes is `build_topology`'s.
+
+mod copy;
+mod push;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use build_topology::{
+    BuildTopology, Checkout, Targets, choose_files, parse_excluded_artifacts,
+    parse_excluded_components, uncovered,
+};
+use workflow_outputs::{GithubRepository, Platform};
+
+use crate::pipeline::{
+    FetchMode, Lines, Plan, ReporterFactory, RunSource, Style, TransferError, open_run, transfer,
+};
+use crate::{ArtifactBackend, ArtifactEntry};
+
+pub use copy::{CopyRequest, copy};
+pub use push::{PushRequest, push};
+
+/// The environment as the tools read it (with the network-limit flags answered first).
+pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The run options every transfer takes (spec §4.2 backend options), resolved.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The run id (`--run-id`, `THEROCK_RUN_ID`, `GITHUB_RUN_ID`); `None` when none is set.
+    pub run_id: Option<String>,
+    /// The platform.
+    pub platform: Platform,
+    /// `--run-github-repo`.
+    pub repository: Option<GithubRepository>,
+    /// The local staging directory (`--local-staging-dir`, `THEROCK_LOCAL_STAGING_DIR`).
+    pub local_staging_dir: Option<PathBuf>,
+    /// Network limits as environment answers.
+    pub env: Env,
+    /// Transfers at once (sizes the S3 connection pool).
+    pub concurrency: usize,
+}
+
+/// How a backend finds its run's bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// Ask the GitHub API about the run when it is not the current one (`GITHUB_RUN_ID`).
+    UnlessCurrentRun,
+    /// Always ask (the source of `copy`).
+    Always,
+    /// Never ask: this run's own event decides (what `push` and `copy` write).
+    Never,
+}
+
+impl RunOptions {
+    /// The run id; for S3 one must be set (a default of `local` would write into the real
+    /// bucket), locally it defaults to `local`.
+    fn run_id(&self) -> Result<String, TransferError> {
+        match (&self.run_id, &self.local_staging_dir) {
+            (Some(id), _) if !id.is_empty() => Ok(id.clone()),
+            (_, Some(_)) => Ok(workflow_outputs::DEFAULT_LOCAL_RUN_ID.to_owned()),
+            (Some(_), None) => Err(TransferError::Usage(
+                "the run id is empty: pass --run-id (THEROCK_RUN_ID or GITHUB_RUN_ID is set but empty)"
+                    .to_owned(),
+            )),
+            (None, None) => Err(TransferError::Usage(
+                "a run id is needed for S3: pass --run-id or set THEROCK_RUN_ID / GITHUB_RUN_ID (the `local` run id is only for --local-staging-dir)"
+                    .to_owned(),
+            )),
+        }
+    }
+
+    /// The backend of run `run_id` (spec §4.3), with repository `repository`.
+    async fn backend(
+        &self,
+        run_id: &str,
+        repository: Option<GithubRepository>,
+        lookup: Lookup,
+        lines: &Lines<'_>,
+    ) -> Result<ArtifactBackend, TransferError> {
+        let env = self.env.clone();
+        let ask = match lookup {
+            Lookup::Always => true,
+            Lookup::Never => false,
+            Lookup::UnlessCurrentRun => env("GITHUB_RUN_ID").as_deref() != Some(run_id),
+        };
+        let source = RunSource {
+            run_id: run_id.to_owned(),
+            platform: self.platform,
+            repository,
+            local_staging_dir: self.local_staging_dir.clone(),
+            lookup_workflow_run: ask,
+            transfers: self.concurrency,
+        };
+        open_run(&source, &|v| env(v), lines).await
+    }
+}
+
+/// A resolved `artifact_manager fetch` command line.
+#[derive(Clone)]
+pub struct StageFetchRequest {
+    /// The run and backend options.
+    pub run: RunOptions,
+    /// Where the topology and family table are.
+    pub checkout: Checkout,
+    /// The target options.
+    pub targets: Targets,
+    /// `--stage` (`all`: every artifact of the topology).
+    pub stage: String,
+    /// `--output-dir`.
+    pub output_dir: PathBuf,
+    /// The mode: [`FetchMode::Extract`] unpacks into `{output}/artifacts/{name}/`,
+    /// [`FetchMode::Archives`] keeps the archives in the download cache.
+    pub mode: FetchMode,
+    /// `--download-cache-dir`: a cache shared between invocations, never deleted.
+    pub download_cache_dir: Option<PathBuf>,
+    /// Artifacts transferred at once.
+    pub download_concurrency: usize,
+    /// Artifacts unpacked at once.
+    pub extract_concurrency: usize,
+    /// `--exclude-components`, as given.
+    pub exclude_components: String,
+    /// `--exclude-artifacts`, as given.
+    pub exclude_artifacts: String,
+    /// `--allow-empty`: finding no archive at all is not an error.
+    pub allow_empty: bool,
+    /// `--allow-unverified`: use archives that cannot be verified instead of failing on them.
+    pub allow_unverified: bool,
+}
+
+/// `s` sorted and `", "`-joined.
+fn joined<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let sorted: BTreeSet<&str> = items.into_iter().collect();
+    sorted.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+/// The archive file names of a listing.
+fn file_names(entries: &[ArtifactEntry]) -> Vec<String> {
+    entries.iter().map(|e| e.file_name.clone()).collect()
+}
+
+/// The checkout's topology, read off the async threads.
+async fn load_topology(checkout: &Checkout) -> Result<BuildTopology, TransferError> {
+    let checkout = checkout.clone();
+    Ok(storage_backend::blocking(move || checkout.load_topology()).await?)
+}
+
+/// Writes the unknown-stage lines and returns the failure.
+fn unknown_stage(topology: &BuildTopology, stage: &str, lines: &Lines<'_>) -> TransferError {
+    build_topology::unknown_stage(topology, stage, &mut lines.writer()).into()
+}
+
+/// Runs `artifact_manager fetch`: lines to `out`, progress to the reporter `progress` makes.
+pub async fn fetch_stage(
+    request: &StageFetchRequest,
+    progress: &ReporterFactory,
+    out: &mut dyn Write,
+) -> Result<(), TransferError> {
+    let lines = Lines::new(out);
+    let topology = load_topology(&request.checkout).await?;
+    let Some(inbound) = inbound(&topology, &request.stage, &lines)? else {
+        return Ok(());
+    };
+    // Both exclusion lists are checked before anything is listed or created.
+    let excluded_components = parse_excluded_components(&request.exclude_components)?;
+    let excluded_artifacts = parse_excluded_artifacts(&request.exclude_artifacts, &topology)?;
+    let targets = request
+        .targets
+        .resolve(&request.checkout, &mut lines.writer())?;
+    let mut wanted = inbound;
+    if !excluded_artifacts.is_empty() {
+        lines.line(format!(
+            "Excluding artifacts: {}",
+            joined(excluded_artifacts.iter().map(String::as_str))
+        ));
+        wanted.retain(|a| !excluded_artifacts.contains(*a));
+        if wanted.is_empty() {
+            lines.line("No artifacts remain after exclusions");
+            return Ok(());
+        }
+    }
+    let run_id = request.run.run_id()?;
+    let backend = request
+        .run
+        .backend(
+            &run_id,
+            request.run.repository.clone(),
+            Lookup::UnlessCurrentRun,
+            &lines,
+        )
+        .await?;
+    let base_uri = backend.base_uri();
+    lines.line(format!("Using backend: {base_uri}"));
+    let listed = backend
+        .list_artifacts(None)
+        .await
+        .map_err(|source| TransferError::List {
+            uri: base_uri.clone(),
+            source,
+        })?;
+    lines.line(format!("Found {} artifacts in backend", listed.len()));
+    if !excluded_components.is_empty() {
+        lines.line(format!(
+            "Excluding artifact components: {}",
+            joined(excluded_components.iter().map(String::as_str))
+        ));
+    }
+    let chosen = choose_files(
+        &wanted,
+        &targets,
+        &file_names(&listed),
+        &excluded_components,
+    );
+    if chosen.is_empty() {
+        lines.line("No matching artifacts found to download");
+        if request.allow_empty {
+            return Ok(());
+        }
+        let root = backend.root();
+        let message = format!(
+            "no archive of the {} requested artifacts for targets [{}] in run {run_id}: bucket '{}', prefix '{}/' ({} archives there); pass --allow-empty if that is expected",
+            wanted.len(),
+            targets.join(", "),
+            root.bucket(),
+            root.prefix(),
+            listed.len()
+        );
+        lines.line(format!("ERROR: {message}"));
+        return Err(TransferError::Reported(message));
+    }
+    let missing = uncovered(&wanted, &chosen);
+    if !missing.is_empty() {
+        lines.line(format!(
+            "WARNING: {} requested artifacts have no archive for targets [{}] at {base_uri}: {}",
+            missing.len(),
+            targets.join(", "),
+            missing.join(", ")
+        ));
+    }
+    fetch_chosen(request, backend, &listed, &chosen, progress, &lines).await
+}
+
+/// Fetches the `chosen` archives of `listed` into the request's destination.
+async fn fetch_chosen(
+    request: &StageFetchRequest,
+    backend: ArtifactBackend,
+    listed: &[ArtifactEntry],
+    chosen: &[String],
+    progress: &ReporterFactory,
+    lines: &Lines<'_>,
+) -> Result<(), TransferError> {
+    lines.line(format!("\nDownloading {} artifacts...", chosen.len()));
+    // The chosen archives in their (name) order, with their listed sizes.
+    let entries: Vec<ArtifactEntry> = chosen
+        .iter()
+        .filter_map(|key| listed.iter().find(|e| &e.file_name == key).cloned())
+        .collect();
+    let bytes = entries.iter().map(|e| e.size).sum();
+    let records = crate::verified_dir(&request.output_dir);
+    let backend = backend
+        .with_reporter(progress(chosen.len(), bytes))
+        .allow_unverified(request.allow_unverified)
+        .record_verified_in(records.clone());
+    let dest = match request.mode {
+        FetchMode::Extract => request.output_dir.join("artifacts"),
+        FetchMode::Flatten | FetchMode::Bootstrap => request.output_dir.clone(),
+        FetchMode::Archives => request
+            .download_cache_dir
+            .clone()
+            .unwrap_or_else(|| request.output_dir.join(".download_cache")),
+    };
+    let download_cache = request.download_cache_dir.as_ref().map(|cache| {
+        let cached = ArtifactBackend::local_dir(cache, backend.root().clone())
+            .allow_unverified(request.allow_unverified)
+            .record_verified_in(records);
+        (cache.clone(), cached)
+    });
+    let plan = Plan {
+        backend: &backend,
+        mode: request.mode,
+        dest,
+        style: Style::Stage,
+        download_cache,
+        download_concurrency: request.download_concurrency,
+        extract_concurrency: request.extract_concurrency,
+    };
+    transfer(&plan, entries, lines).await
+}
+
+/// The artifacts `fetch --stage {stage}` wants, with the plan line written; `None` when the
+/// stage has none.
+fn inbound<'a>(
+    topology: &'a BuildTopology,
+    stage: &str,
+    lines: &Lines<'_>,
+) -> Result<Option<BTreeSet<&'a str>>, TransferError> {
+    if stage == build_topology::ALL_STAGES {
+        let all = topology.artifacts_to_fetch(stage)?;
+        lines.line(format!("Fetching all {} artifacts", all.len()));
+        return Ok(Some(all));
+    }
+    if topology.stage(stage).is_err() {
+        return Err(unknown_stage(topology, stage, lines));
+    }
+    let inbound = topology.inbound_artifacts(stage)?;
+    if inbound.is_empty() {
+        lines.line(format!("Stage '{stage}' has no inbound artifacts"));
+        return Ok(None);
+    }
+    lines.line(format!(
+        "Stage '{stage}' needs {} artifacts: {}",
+        inbound.len(),
+        joined(inbound.iter().copied())
+    ));
+    Ok(Some(inbound))
+}
