@@ -120,45 +120,12 @@ const URL_VARS: [&str; 4] = [
 /// The secrets of the environment that logs must not show: credential variables, and the
 /// `user:password` of URL variables (as written, percent-decoded, and the password alone).
 fn secrets_of(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    let mut secrets: Vec<String> = SECRET_VARS.iter().filter_map(|v| lookup(v)).collect();
-    for url in URL_VARS.iter().filter_map(|v| lookup(v)) {
-        let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
-        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-        let Some((userinfo, _)) = authority.rsplit_once('@') else {
-            continue;
-        };
-        for form in [userinfo.to_owned(), percent_decode(userinfo)] {
-            if let Some((_, password)) = form.split_once(':') {
-                secrets.push(password.to_owned());
-            }
-            secrets.push(form);
-        }
-    }
-    secrets
-}
-
-/// `%XX` escapes of `s` decoded (invalid escapes kept as they are).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let urls = URL_VARS.iter().filter_map(|v| lookup(v));
+    SECRET_VARS
+        .iter()
+        .filter_map(|v| lookup(v))
+        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
+        .collect()
 }
 
 /// Turns the result of a tool's `run` into its exit code: 0 on success, 1 on failure with the
@@ -235,6 +202,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         }
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
+        }
+        if let Some(install) = cause.downcast_ref::<rocm_install::Error>() {
+            return install.is_usage().then(|| install.to_string());
         }
         if let Some(upload) = cause.downcast_ref::<run_uploads::Error>() {
             return upload.is_usage().then(|| upload.to_string());
@@ -450,48 +420,4 @@ pub fn expand_long_prefixes(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::expand_long_prefixes;
-
-    fn expand(args: &[&str]) -> Result<Vec<String>, String> {
-        let mut command = clap::Command::new("t")
-            .arg(clap::Arg::new("run_id").long("run-id"))
-            .arg(clap::Arg::new("run_repo").long("run-github-repo"))
-            .arg(
-                clap::Arg::new("dry")
-                    .long("dry-run")
-                    .action(clap::ArgAction::SetTrue),
-            )
-            .arg(clap::Arg::new("rest").num_args(0..));
-        command.build();
-        let args = std::iter::once("t")
-            .chain(args.iter().copied())
-            .map(Into::into);
-        expand_long_prefixes(&command, args)
-            .map(|v| v.into_iter().map(|a| a.into_string().unwrap()).collect())
-            .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn prefixes_expand_and_values_pass() {
-        assert_eq!(
-            expand(&["--run-i", "--dr", "--dry", "--run-g=a/b", "x", "--", "--dr"]).unwrap(),
-            [
-                "t",
-                "--run-id",
-                "--dr",
-                "--dry-run",
-                "--run-github-repo=a/b",
-                "x",
-                "--",
-                "--dr"
-            ]
-        );
-        assert_eq!(expand(&["--nope", "-v"]).unwrap(), ["t", "--nope", "-v"]);
-        let err = expand(&["--run=5"]).unwrap_err();
-        assert!(
-            err.contains("ambiguous option: --run=5 could match --run-id, --run-github-repo"),
-            "{err}"
-        );
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use artifact_backend::pipeline::{FetchMode, TransferError};
 use artifact_backend::stages::{CopyRequest, PushRequest, RunOptions, StageFetchRequest};
-use artifacts::{Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL};
+use artifacts::Compression;
 use build_topology::{Checkout, Targets};
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use rock_ci::{RepositoryArg, parse_platform, parse_repository};
@@ -270,24 +270,6 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
-fn compression(kind: &str, level: Option<i32>) -> Result<Compression, TransferError> {
-    if kind == "xz" {
-        let preset = level.map_or(Ok(DEFAULT_XZ_PRESET), |l| {
-            u32::try_from(l).ok().filter(|p| *p <= 9).ok_or_else(|| {
-                TransferError::Usage(format!("--compression-level {l}: xz presets are 0 to 9"))
-            })
-        })?;
-        return Ok(Compression::Xz { preset });
-    }
-    let level = level.unwrap_or(DEFAULT_ZSTD_LEVEL);
-    if !(-7..=22).contains(&level) {
-        return Err(TransferError::Usage(format!(
-            "--compression-level {level}: zstd levels are -7 to 22"
-        )));
-    }
-    Ok(Compression::Zstd { level })
-}
-
 async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     use artifact_backend::stages;
     match command {
@@ -325,7 +307,8 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                 checkout: a.backend.topology.checkout(),
                 stage: a.stage,
                 build_dir: a.build_dir,
-                compression: compression(&a.compression_type, a.compression_level)?,
+                compression: Compression::at_level(&a.compression_type, a.compression_level)
+                    .map_err(|e| TransferError::Usage(e.to_string()))?,
                 compress_concurrency: a
                     .compress_concurrency
                     .map_or_else(|| cores().div_ceil(2), |n| n as usize),

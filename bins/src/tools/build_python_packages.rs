@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{ArgAction, Parser};
-use py_packaging::{BuildOptions, FamilyMap, default_version, parse_family_list};
+use py_packaging::{BuildOptions, checkout_default_version, parse_family_list};
 
 /// Midnight, 1 January 1980: the earliest time a zip entry can carry.
 const DEFAULT_EPOCH: u64 = 315_532_800;
@@ -105,9 +105,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let version = if args.version.is_empty() {
         use std::io::Write as _;
         writeln!(stdout, "::: Version not specified, choosing a default")?;
-        let path = need_root()?.join("version.json");
-        let text = fs_err::read_to_string(&path)?;
-        let v = default_version(&text)?;
+        let v = checkout_default_version(&need_root()?)?;
         writeln!(stdout, "::: Version defaulting to {v}")?;
         v
     } else {
@@ -116,8 +114,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     let lists = [&args.linux_amdgpu_families, &args.windows_amdgpu_families]
         .map(|v| v.as_deref().and_then(parse_family_list));
     let [linux_targets, windows_targets] = if lists.iter().any(Option::is_some) {
-        let path = need_root()?.join("cmake/therock_amdgpu_targets.cmake");
-        let map = FamilyMap::parse(&fs_err::read_to_string(&path)?);
+        let checkout = build_topology::Checkout {
+            topology: None,
+            therock_dir: Some(need_root()?),
+        };
+        let map = checkout.family_map()?;
         let expand = |l: &Option<Vec<String>>| l.as_ref().map(|l| map.expand(l)).transpose();
         [expand(&lists[0])?, expand(&lists[1])?]
     } else {

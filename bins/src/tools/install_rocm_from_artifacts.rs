@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use artifact_backend::pipeline;
 use clap::{ArgGroup, Parser};
 use rock_ci::{RepositoryArg, block_on, parse_repository};
-use rocm_install::{COMPONENTS, FamilyTable, FetchPlan, Request, Selection, Source};
+use rocm_install::{COMPONENTS, FamilyTable, Request, Selection, Source};
 use workflow_outputs::Platform;
 
 /// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
@@ -105,7 +104,6 @@ pub(crate) fn main() -> ExitCode {
         download_concurrency: args.download_concurrency.max(1),
         extract_concurrency: cores,
         allow_unverified: args.allow_unverified,
-        quiet: args.log.quiet,
     };
     if request.needs_family_table() {
         let checkout = build_topology::Checkout {
@@ -120,35 +118,7 @@ pub(crate) fn main() -> ExitCode {
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();
-    block_on(rocm_install::run(
-        &request,
-        &lookup,
-        &mut stdout,
-        async |plan, out| {
-            let fetch = fetch_request(plan);
-            Ok(pipeline::fetch(&fetch, &lookup, &progress, out).await?)
-        },
-    ))
-}
-
-/// The flatten-mode fetch of run mode.
-fn fetch_request(plan: FetchPlan) -> pipeline::FetchRequest {
-    pipeline::FetchRequest {
-        include: plan.include,
-        exclude: Vec::new(),
-        platform: plan.platform,
-        artifact_group: Some(plan.artifact_group),
-        amdgpu_targets: build_topology::parse_targets(&plan.amdgpu_targets),
-        download_concurrency: plan.download_concurrency,
-        extract_concurrency: plan.extract_concurrency,
-        run_github_repo: plan.run_github_repo,
-        run_id: plan.run_id,
-        output_dir: plan.output_dir,
-        dry_run: plan.dry_run,
-        mode: pipeline::FetchMode::Flatten,
-        local_staging_dir: None,
-        allow_unverified: plan.allow_unverified,
-    }
+    block_on(async { Ok(rocm_install::run(&request, &lookup, &progress, &mut stdout).await?) })
 }
 
 /// The component flags (`--blas`, `--no-blas`, ...), `--tests` and `--base-only`.

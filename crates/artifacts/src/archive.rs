@@ -47,6 +47,28 @@ impl Compression {
         }
     }
 
+    /// `zstd` or `xz` at `level`, or at its default when `None`: zstd levels -7 to 22, xz
+    /// presets 0 to 9 (what `artifact_manager.py push --compression-level` accepts).
+    pub fn at_level(kind: &str, level: Option<i32>) -> Result<Self, Error> {
+        let out_of_range = |level, (unit, min, max)| Error::CompressionLevel {
+            level,
+            kind: kind.to_owned(),
+            unit,
+            min,
+            max,
+        };
+        match (Self::parse(kind)?, level) {
+            (any, None) => Ok(any),
+            (Compression::Xz { .. }, Some(l)) => u32::try_from(l)
+                .ok()
+                .filter(|p| *p <= 9)
+                .map(|preset| Compression::Xz { preset })
+                .ok_or_else(|| out_of_range(l, ("presets", 0, 9))),
+            (_, Some(l)) if (-7..=22).contains(&l) => Ok(Compression::Zstd { level: l }),
+            (_, Some(l)) => Err(out_of_range(l, ("levels", -7, 22))),
+        }
+    }
+
     /// The artifact archive format this compression writes (`None` for gzip, which artifacts
     /// never use).
     pub fn format(self) -> Option<ArchiveFormat> {

@@ -56,6 +56,20 @@ pub enum Error {
     /// A compression name other than `zstd` or `xz`.
     #[error("Unknown compression type: `{0}` (expected one of [xz, zstd])")]
     UnknownCompression(String),
+    /// A compression level out of the range of its compression.
+    #[error("--compression-level {level}: {kind} {unit} are {min} to {max}")]
+    CompressionLevel {
+        /// The level given.
+        level: i32,
+        /// `zstd` or `xz`.
+        kind: String,
+        /// `levels` or `presets`.
+        unit: &'static str,
+        /// The lowest allowed.
+        min: i32,
+        /// The highest allowed.
+        max: i32,
+    },
     /// A local read or write failed.
     #[error(transparent)]
     File(#[from] file_tree::FileError),

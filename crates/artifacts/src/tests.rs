@@ -364,3 +364,48 @@ fn normalized_archives_are_reproducible() {
         ]
     );
 }
+
+#[test]
+fn compression_levels_are_checked_against_their_kind() {
+    assert_eq!(
+        Compression::at_level("zstd", None).unwrap(),
+        Compression::Zstd {
+            level: DEFAULT_ZSTD_LEVEL
+        }
+    );
+    assert_eq!(
+        Compression::at_level("xz", None).unwrap(),
+        Compression::Xz {
+            preset: DEFAULT_XZ_PRESET
+        }
+    );
+    assert_eq!(
+        Compression::at_level("zstd", Some(-7)).unwrap(),
+        Compression::Zstd { level: -7 }
+    );
+    assert_eq!(
+        Compression::at_level("xz", Some(9)).unwrap(),
+        Compression::Xz { preset: 9 }
+    );
+    for (kind, level, message) in [
+        (
+            "zstd",
+            23,
+            "--compression-level 23: zstd levels are -7 to 22",
+        ),
+        (
+            "zstd",
+            -8,
+            "--compression-level -8: zstd levels are -7 to 22",
+        ),
+        ("xz", 10, "--compression-level 10: xz presets are 0 to 9"),
+        ("xz", -1, "--compression-level -1: xz presets are 0 to 9"),
+    ] {
+        let err = Compression::at_level(kind, Some(level)).unwrap_err();
+        assert_eq!(err.to_string(), message);
+    }
+    assert!(matches!(
+        Compression::at_level("gz", Some(1)),
+        Err(Error::UnknownCompression(_))
+    ));
+}

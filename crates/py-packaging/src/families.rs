@@ -16,6 +16,13 @@ pub fn parse_family_list(value: &str) -> Option<Vec<String>> {
     (!items.is_empty()).then_some(items)
 }
 
+/// [`default_version`] of the `version.json` at the root of the TheRock checkout `root`.
+pub fn checkout_default_version(root: &std::path::Path) -> Result<String, Error> {
+    let path = root.join("version.json");
+    let text = fs_err::read_to_string(&path).map_err(|e| file_tree::FileError::read(&path, e))?;
+    default_version(&text)
+}
+
 /// The default version (§1.1): `rocm-version` of `version.json` + `.dev0`.
 pub fn default_version(version_json: &str) -> Result<String, Error> {
     let doc: serde_json::Value =

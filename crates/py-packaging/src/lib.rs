@@ -30,7 +30,7 @@ pub use build::{BuildOptions, run};
 pub use build_topology::FamilyMap;
 pub use catalog::{ArtifactCatalog, Entry, EntryKind};
 pub use error::Error;
-pub use families::{default_version, parse_family_list, valid_yyyymmdd};
+pub use families::{checkout_default_version, default_version, parse_family_list, valid_yyyymmdd};
 pub use names::{Logical, Naming};
 pub use params::Parameters;
 pub use sdist::MIN_SETUPTOOLS;

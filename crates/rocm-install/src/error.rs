@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// An install failed. Every failure but [`Error::NoNightlyRelease`] (already reported, see
-/// [`Error::is_reported`]) is to be shown with its chain of causes; none is a usage error.
+/// [`Error::is_reported`]) is to be shown with its chain of causes; only a fetch's can be a usage error ([`Error::is_usage`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -97,13 +97,25 @@ pub enum Error {
     /// Reading the file system or writing the output lines failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The fetch of a run's artifacts failed.
+    #[error(transparent)]
+    Fetch(#[from] artifact_backend::pipeline::TransferError),
 }
 
 impl Error {
     /// Whether the failure was reported already (as `ERROR:` lines on the output), so that
     /// only the exit status is left to give.
     pub fn is_reported(&self) -> bool {
-        matches!(self, Error::NoNightlyRelease(_))
+        match self {
+            Error::NoNightlyRelease(_) => true,
+            Error::Fetch(e) => e.is_reported(),
+            _ => false,
+        }
+    }
+
+    /// Whether what the caller gave is wrong (exit 2): only a fetch can say so.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Fetch(e) if e.is_usage())
     }
 }
 

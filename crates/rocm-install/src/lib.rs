@@ -8,9 +8,9 @@
 //! touched.
 //!
 //! - [`Selection`] and [`COMPONENTS`]: the component flags and the include patterns they give.
-//! - [`run`]: the install. A run's artifacts are fetched by the caller's fetch pipeline,
-//!   handed a [`FetchPlan`]; tarballs are read with `storage-backend`'s verified ranged
-//!   reader, their keys from `workflow-outputs`.
+//! - [`run`]: the install. A run's artifacts are fetched (flattened) by `artifact-backend`'s
+//!   one fetch pipeline; tarballs are read with `storage-backend`'s verified ranged reader,
+//!   their keys from `workflow-outputs`.
 
 mod components;
 mod error;
@@ -19,6 +19,7 @@ mod tarball;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use artifact_backend::pipeline::{self, FetchMode, FetchRequest, ReporterFactory};
 use file_tree::StagedDir;
 use workflow_outputs::{GithubRepository, Platform, ReleaseKind};
 
@@ -74,8 +75,6 @@ pub struct Request {
     pub extract_concurrency: usize,
     /// Run mode: use archives that cannot be verified (`--allow-unverified`).
     pub allow_unverified: bool,
-    /// No progress bars.
-    pub quiet: bool,
 }
 
 impl Request {
@@ -84,38 +83,6 @@ impl Request {
     pub fn needs_family_table(&self) -> bool {
         matches!(self.source, Source::Run(_)) && self.amdgpu_targets.is_empty()
     }
-}
-
-/// What run mode asks of the fetch pipeline (`fetch_artifacts` in flatten mode).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchPlan {
-    /// The `fetch_artifacts` command line the reference would run (printed before the fetch).
-    pub argv: Vec<String>,
-    /// The run.
-    pub run_id: String,
-    /// Repository of the run.
-    pub run_github_repo: Option<GithubRepository>,
-    /// Platform of the run.
-    pub platform: Platform,
-    /// The artifact group.
-    pub artifact_group: String,
-    /// The GPU targets, comma-separated (given or derived; empty for none).
-    pub amdgpu_targets: String,
-    /// Regexes of which one must match (any, when empty).
-    pub include: Vec<String>,
-    /// Where the artifacts are flattened into (the staging directory; the output directory
-    /// in a dry run).
-    pub output_dir: PathBuf,
-    /// List, download nothing.
-    pub dry_run: bool,
-    /// Artifacts downloaded at once.
-    pub download_concurrency: usize,
-    /// Artifacts unpacked at once.
-    pub extract_concurrency: usize,
-    /// Use archives that cannot be verified.
-    pub allow_unverified: bool,
-    /// No progress bars.
-    pub quiet: bool,
 }
 
 /// The family's targets when `--amdgpu-targets` is empty (non-strict: none for an unknown
@@ -274,19 +241,15 @@ fn absolute(path: &Path) -> Result<PathBuf, Error> {
     })
 }
 
-/// Runs the install. Progress goes to `out` (stdout in the tool). Run mode hands a
-/// [`FetchPlan`] to `fetch`, the caller's fetch pipeline, which writes its own lines to the
-/// writer it is given; its errors come back as they are, the install's own through `From`.
-pub async fn run<E>(
+/// Runs the install. Progress goes to `out` (stdout in the tool); run mode fetches through
+/// `artifact-backend`'s pipeline, with progress bars from `progress`.
+pub async fn run(
     request: &Request,
     lookup: &dyn Fn(&str) -> Option<String>,
+    progress: &ReporterFactory,
     out: &mut dyn Write,
-    fetch: impl AsyncFnOnce(FetchPlan, &mut dyn Write) -> Result<(), E>,
-) -> Result<(), E>
-where
-    E: From<Error>,
-{
-    writeln!(out, "### Installing TheRock using artifacts ###").map_err(Error::from)?;
+) -> Result<(), Error> {
+    writeln!(out, "### Installing TheRock using artifacts ###")?;
     let checked = request.clone();
     let absolute_output = storage_backend::blocking(move || validate(&checked)).await?;
 
@@ -308,27 +271,22 @@ where
             out,
             "Retrieving artifacts from input dir {}",
             input.display()
-        )
-        .map_err(Error::from)?;
+        )?;
     }
     if request.dry_run {
         return match &request.source {
-            Source::Run(run_id) => run_mode(request, run_id, None, out, fetch).await,
+            Source::Run(run_id) => run_mode(request, run_id, None, lookup, progress, out).await,
             Source::InputDir(input) => {
                 writeln!(
                     out,
                     "[DRY RUN] Would rsync from {} to {}",
                     input.display(),
                     request.output_dir.display()
-                )
-                .map_err(Error::from)?;
+                )?;
                 Ok(())
             }
             Source::Release(_) | Source::LatestRelease => {
-                tarball
-                    .expect("looked up")
-                    .print_dry_run(out)
-                    .map_err(Error::from)?;
+                tarball.expect("looked up").print_dry_run(out)?;
                 Ok(())
             }
         };
@@ -338,29 +296,24 @@ where
         out,
         "Creating output directory '{}'",
         absolute_output.display()
-    )
-    .map_err(Error::from)?;
+    )?;
     let output = request.output_dir.clone();
-    let staging = storage_backend::blocking(move || StagedDir::begin(&output))
-        .await
-        .map_err(Error::from)?;
+    let staging = storage_backend::blocking(move || StagedDir::begin(&output)).await?;
     let filled = async {
         match &request.source {
             Source::Run(run_id) => {
-                run_mode(request, run_id, Some(staging.path()), out, fetch).await
+                run_mode(request, run_id, Some(staging.path()), lookup, progress, out).await
             }
             Source::InputDir(input) => {
                 let (from, into) = (input.clone(), copy_destination(input, staging.path()));
-                let copied = storage_backend::blocking(move || file_tree::copy_tree(&from, &into))
-                    .await
-                    .map_err(Error::from)?;
+                let copied =
+                    storage_backend::blocking(move || file_tree::copy_tree(&from, &into)).await?;
                 writeln!(
                     out,
                     "Retrieved artifacts from input dir {} to {} ({copied} files)",
                     input.display(),
                     request.output_dir.display()
-                )
-                .map_err(Error::from)?;
+                )?;
                 Ok(())
             }
             Source::Release(_) | Source::LatestRelease => {
@@ -383,8 +336,7 @@ where
         out,
         "Created output directory '{}'",
         absolute_output.display()
-    )
-    .map_err(Error::from)?;
+    )?;
     Ok(())
 }
 
@@ -417,44 +369,42 @@ fn copy_destination(input: &Path, output: &Path) -> PathBuf {
     }
 }
 
-/// Run mode: the selected artifacts of the run, flattened into `into` (the staging directory;
-/// `None` for a dry run) by `fetch`.
-async fn run_mode<E>(
+/// Run mode: the run's artifacts flattened into `into` (the staging directory; nothing when
+/// `None`, a dry run) by the fetch pipeline.
+async fn run_mode(
     request: &Request,
     run_id: &str,
     into: Option<&Path>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    progress: &ReporterFactory,
     out: &mut dyn Write,
-    fetch: impl AsyncFnOnce(FetchPlan, &mut dyn Write) -> Result<(), E>,
-) -> Result<(), E>
-where
-    E: From<Error>,
-{
-    writeln!(out, "Retrieving artifacts for run ID {run_id}").map_err(Error::from)?;
-    let targets = derived_targets(request, out).map_err(Error::from)?;
+) -> Result<(), Error> {
+    writeln!(out, "Retrieving artifacts for run ID {run_id}")?;
+    let targets = derived_targets(request, out)?;
     let argv = fetch_argv(request, run_id, &targets);
     writeln!(
         out,
         "\nCalling fetch_artifacts_main with args:\n  {}\n",
         argv.join(" ")
-    )
-    .map_err(Error::from)?;
-    let plan = FetchPlan {
-        argv,
-        run_id: run_id.to_owned(),
-        run_github_repo: request.run_github_repo.clone(),
-        platform: request.platform,
-        artifact_group: request.artifact_group.clone(),
-        amdgpu_targets: targets,
+    )?;
+    let fetch = FetchRequest {
         include: request.selection.include_patterns(),
-        output_dir: into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
-        dry_run: into.is_none(),
+        exclude: Vec::new(),
+        platform: request.platform,
+        artifact_group: Some(request.artifact_group.clone()),
+        amdgpu_targets: build_topology::parse_targets(&targets),
         download_concurrency: request.download_concurrency,
         extract_concurrency: request.extract_concurrency,
+        run_github_repo: request.run_github_repo.clone(),
+        run_id: run_id.to_owned(),
+        output_dir: into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
+        dry_run: into.is_none(),
+        mode: FetchMode::Flatten,
+        local_staging_dir: None,
         allow_unverified: request.allow_unverified,
-        quiet: request.quiet,
     };
-    fetch(plan, out).await?;
-    writeln!(out, "Retrieved artifacts for run ID {run_id}").map_err(Error::from)?;
+    pipeline::fetch(&fetch, lookup, progress, out).await?;
+    writeln!(out, "Retrieved artifacts for run ID {run_id}")?;
     Ok(())
 }
 

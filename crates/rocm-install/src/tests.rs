@@ -18,7 +18,6 @@ fn request(source: Source) -> Request {
         download_concurrency: 10,
         extract_concurrency: 2,
         allow_unverified: false,
-        quiet: true,
     }
 }
 

@@ -158,6 +158,49 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// The secrets a URL carries, which logs must not show: its `user:password` as written and
+/// percent-decoded, and the password alone of each; nothing when it has no user part.
+/// `https://me:p%40ss@host/` gives `me:p%40ss`, `p%40ss`, `me:p@ss` and `p@ss`.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return Vec::new();
+    };
+    let mut secrets = Vec::new();
+    for form in [userinfo.to_owned(), percent_decode(userinfo)] {
+        secrets.push(form.clone());
+        if let Some((_, password)) = form.split_once(':') {
+            secrets.push(password.to_owned());
+        }
+    }
+    secrets
+}
+
+/// `%XX` escapes of `s` decoded (invalid escapes kept as they are).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Whether `url` is an `http://` or `https://` URL with a host (and no whitespace or control
 /// characters): the check every URL setting of the tools gets before it is used.
 pub fn is_http_url(url: &str) -> bool {

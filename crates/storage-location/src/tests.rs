@@ -96,3 +96,19 @@ fn join_and_equality() {
     );
     assert_eq!(root.to_string(), "s3://b/1-linux");
 }
+
+#[test]
+fn url_secrets_are_the_user_part_as_written_and_decoded() {
+    assert_eq!(
+        super::url_secrets("https://me:p%40ss@host:9000/x?y@z"),
+        ["me:p%40ss", "p%40ss", "me:p@ss", "p@ss"]
+    );
+    assert_eq!(super::url_secrets("http://token@host/"), ["token", "token"]);
+    assert!(super::url_secrets("https://host/a@b").is_empty());
+    assert!(super::url_secrets("host:9000").is_empty());
+    // A bad escape is kept as it is.
+    assert_eq!(
+        super::url_secrets("u:%zz@h"),
+        ["u:%zz", "%zz", "u:%zz", "%zz"]
+    );
+}
