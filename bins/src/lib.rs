@@ -276,6 +276,27 @@ pub fn parse_release_type(s: &str) -> Result<ReleaseType, String> {
         .map_err(|e: workflow_outputs::Error| e.to_string())
 }
 
+/// Parses a [`ReleaseType`] that publishes releases (every one but `ci`) for clap.
+pub fn parse_publishing_release_type(s: &str) -> Result<ReleaseType, String> {
+    let release_type = parse_release_type(s)?;
+    release_type
+        .release_stream()
+        .map(|_| release_type)
+        .map_err(|e| e.to_string())
+}
+
+/// Parses a [`workflow_outputs::ReleaseProduct`] for clap.
+pub fn parse_release_product(s: &str) -> Result<workflow_outputs::ReleaseProduct, String> {
+    s.parse()
+        .map_err(|e: workflow_outputs::Error| e.to_string())
+}
+
+/// Parses a [`workflow_outputs::PythonIndex`] for clap.
+pub fn parse_python_index(s: &str) -> Result<workflow_outputs::PythonIndex, String> {
+    s.parse()
+        .map_err(|e: workflow_outputs::Error| e.to_string())
+}
+
 /// A `--run-github-repo` value: a repository, or none when the value is empty (workflows pass
 /// `--run-github-repo=` for an unset input; the default then applies, as in the reference).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,7 @@ mod upload_python_packages;
 mod upload_tarballs;
 mod upload_test_report_script;
 mod write_artifacts_bucket_info;
+mod write_product_release_bucket_info;
 
 pub(crate) type Main = fn() -> ExitCode;
 
@@ -40,6 +41,10 @@ pub(crate) const TOOLS: &[(&str, Main)] = &[
     (
         "write_artifacts_bucket_info",
         write_artifacts_bucket_info::main,
+    ),
+    (
+        "write_product_release_bucket_info",
+        write_product_release_bucket_info::main,
     ),
 ];
 

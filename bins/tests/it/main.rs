@@ -12,6 +12,7 @@ mod install_rocm;
 mod multicall;
 mod post_build_upload;
 mod post_stage_upload;
+mod product_bucket_info;
 mod robustness;
 mod tls;
 mod upload_package_repo;

@@ -22,6 +22,7 @@ const TOOLS: &[&str] = &[
     "upload_tarballs",
     "upload_test_report_script",
     "write_artifacts_bucket_info",
+    "write_product_release_bucket_info",
 ];
 
 /// Runs `program`. A program copied by this test process may be briefly "busy" (`ETXTBSY`)
