@@ -11,6 +11,7 @@ pub mod install_rocm;
 pub mod post_build_upload;
 pub mod post_stage_upload;
 pub mod progress;
+pub mod publish;
 pub mod upload_tarballs;
 pub mod upload_test_report;
 pub mod uploads;
@@ -212,6 +213,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         }
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
+        }
+        if let Some(publish) = cause.downcast_ref::<release_publish::Error>() {
+            return publish.is_usage().then(|| publish.to_string());
         }
         match cause.downcast_ref::<storage_backend::Error>() {
             Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),

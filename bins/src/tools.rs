@@ -11,6 +11,8 @@ mod find_latest_artifacts;
 mod install_rocm_from_artifacts;
 mod post_build_upload;
 mod post_stage_upload;
+mod publish_jax_to_release_bucket;
+mod publish_pytorch_to_release_bucket;
 mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;
@@ -34,6 +36,14 @@ pub(crate) const TOOLS: &[(&str, Main)] = &[
     ),
     ("post_build_upload", post_build_upload::main),
     ("post_stage_upload", post_stage_upload::main),
+    (
+        "publish_jax_to_release_bucket",
+        publish_jax_to_release_bucket::main,
+    ),
+    (
+        "publish_pytorch_to_release_bucket",
+        publish_pytorch_to_release_bucket::main,
+    ),
     ("upload_package_repo", upload_package_repo::main),
     ("upload_python_packages", upload_python_packages::main),
     ("upload_tarballs", upload_tarballs::main),

@@ -13,6 +13,7 @@ mod multicall;
 mod post_build_upload;
 mod post_stage_upload;
 mod product_bucket_info;
+mod publish_release;
 mod robustness;
 mod tls;
 mod upload_package_repo;

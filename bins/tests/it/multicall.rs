@@ -17,6 +17,8 @@ const TOOLS: &[&str] = &[
     "install_rocm_from_artifacts",
     "post_build_upload",
     "post_stage_upload",
+    "publish_jax_to_release_bucket",
+    "publish_pytorch_to_release_bucket",
     "upload_package_repo",
     "upload_python_packages",
     "upload_tarballs",
