@@ -13,6 +13,7 @@ mod post_build_upload;
 mod post_stage_upload;
 mod publish_jax_to_release_bucket;
 mod publish_pytorch_to_release_bucket;
+mod publish_rocm_to_release_buckets;
 mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;
@@ -43,6 +44,10 @@ pub(crate) const TOOLS: &[(&str, Main)] = &[
     (
         "publish_pytorch_to_release_bucket",
         publish_pytorch_to_release_bucket::main,
+    ),
+    (
+        "publish_rocm_to_release_buckets",
+        publish_rocm_to_release_buckets::main,
     ),
     ("upload_package_repo", upload_package_repo::main),
     ("upload_python_packages", upload_python_packages::main),

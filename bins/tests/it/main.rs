@@ -14,6 +14,7 @@ mod post_build_upload;
 mod post_stage_upload;
 mod product_bucket_info;
 mod publish_release;
+mod publish_rocm;
 mod robustness;
 mod tls;
 mod upload_package_repo;

@@ -19,6 +19,7 @@ const TOOLS: &[&str] = &[
     "post_stage_upload",
     "publish_jax_to_release_bucket",
     "publish_pytorch_to_release_bucket",
+    "publish_rocm_to_release_buckets",
     "upload_package_repo",
     "upload_python_packages",
     "upload_tarballs",

@@ -20,6 +20,17 @@ pub enum Error {
     /// The source directory holds no package to publish.
     #[error("No wheels found at {}", .0.display())]
     NoPackages(PathBuf),
+    /// A phase of a run's publication found nothing to copy.
+    #[error("No {what} found at {prefix}")]
+    NothingToPublish {
+        /// What was looked for (`tarballs`, `python packages`, `deb`, `rpm`).
+        what: &'static str,
+        /// The source prefix.
+        prefix: String,
+    },
+    /// A progress line could not be written.
+    #[error("Failed to write the progress lines")]
+    Output(#[source] std::io::Error),
     /// The source directory could not be listed.
     #[error(transparent)]
     Read(#[from] FileError),

@@ -31,6 +31,7 @@
 mod error;
 pub mod local;
 pub mod names;
+pub mod rocm;
 
 pub use error::Error;
 pub use local::{LocalRelease, PackageLayout, PlannedFile, PublishReport, UploadPlan, publish};

@@ -39,7 +39,8 @@ pub use buckets::{
 pub use env::{EnvVars, RunContext};
 pub use error::Error;
 pub use release::{
-    LEGACY_MULTI_ARCH_WHEEL_PREFIX, PRODUCT_REGION, PYTHON_PACKAGE_EXTENSIONS, PythonIndex,
+    LEGACY_MULTI_ARCH_WHEEL_PREFIX, LEGACY_PER_FAMILY_WHEEL_PREFIXES, PRODUCT_REGION,
+    PYTHON_PACKAGE_EXTENSIONS, PythonIndex, core_native_packages_prefix, core_tarball_prefix,
     is_python_package_file, legacy_multi_arch_index_url, product_package_index_url,
     product_package_location, product_release_bucket_config,
 };

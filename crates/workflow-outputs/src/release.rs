@@ -212,5 +212,41 @@ pub fn legacy_multi_arch_index_url(release_type: ReleaseType) -> Result<&'static
     }
 }
 
+/// The key prefixes of wheels in the legacy Python bucket for per-family (not kpack-split)
+/// builds, in the order they are published: staging first.
+pub const LEGACY_PER_FAMILY_WHEEL_PREFIXES: [&str; 2] = ["v3/whl-staging", "v3/whl"];
+
+/// The key prefix of ROCm tarballs in the core repository: `v5/rocm/core/tarball`, or
+/// `v5/rocm/core/tarball-asan` for ASAN builds.
+pub fn core_tarball_prefix(asan: bool) -> &'static str {
+    if asan {
+        "v5/rocm/core/tarball-asan"
+    } else {
+        "v5/rocm/core/tarball"
+    }
+}
+
+/// The key prefix of a native package repository (`deb`, `rpm`) in the core repository:
+/// `v5/rocm/core/packages[-asan]/{pkg_type}`, below which non-prerelease releases add a
+/// `{date}-{run_id}` directory (prereleases publish to the fixed prefix).
+pub fn core_native_packages_prefix(
+    release_type: ReleaseType,
+    asan: bool,
+    pkg_type: &str,
+    date: &str,
+    run_id: &str,
+) -> String {
+    let base = if asan {
+        "v5/rocm/core/packages-asan"
+    } else {
+        "v5/rocm/core/packages"
+    };
+    if release_type == ReleaseType::Prerelease {
+        format!("{base}/{pkg_type}")
+    } else {
+        format!("{base}/{pkg_type}/{date}-{run_id}")
+    }
+}
+
 #[cfg(test)]
 mod tests;

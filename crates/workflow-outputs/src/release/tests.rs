@@ -204,3 +204,21 @@ fn product_local_keys_and_index_urls() {
         assert_eq!(is_python_package_file(name), yes, "{name}");
     }
 }
+
+#[test]
+fn core_prefixes() {
+    assert_eq!(core_tarball_prefix(false), "v5/rocm/core/tarball");
+    assert_eq!(core_tarball_prefix(true), "v5/rocm/core/tarball-asan");
+    assert_eq!(
+        core_native_packages_prefix(ReleaseType::Dev, false, "deb", "20260822", "123"),
+        "v5/rocm/core/packages/deb/20260822-123"
+    );
+    assert_eq!(
+        core_native_packages_prefix(ReleaseType::NightlyBkc, true, "rpm", "20260822", "123"),
+        "v5/rocm/core/packages-asan/rpm/20260822-123"
+    );
+    assert_eq!(
+        core_native_packages_prefix(ReleaseType::Prerelease, false, "rpm", "20260822", "123"),
+        "v5/rocm/core/packages/rpm"
+    );
+}
