@@ -98,9 +98,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
         unreachable!("no staging directory was given");
     };
     let plan = release.plan(&s3).await?;
-    if release.asan {
-        writeln!(log, "Skipping python packages for ASAN build variant")?;
-    }
     let mut stdout = std::io::stdout();
     let dry_run: Option<&mut dyn std::io::Write> = if args.dry_run {
         Some(&mut stdout)

@@ -169,10 +169,9 @@ fn r2_r3_r4_variants() {
             "v5/rocm/core/tarball-asan/therock-dist-linux-gfx94X-dcgpu-7.13.0.tar.gz".to_owned(),
         ]
     );
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("Skipping python packages for ASAN build variant")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "Copied 2 tarballs\nSkipping python packages for ASAN build variant\nNative deb packages: "
+    ));
 
     seed(
         &server,

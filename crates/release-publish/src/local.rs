@@ -219,7 +219,7 @@ pub async fn publish(
         return Ok(report);
     }
     failures.sort_by(|a, b| a.0.cmp(&b.0));
-    if let [(_, _)] = failures.as_slice() {
+    if failures.len() == 1 {
         return Err(failures.pop().expect("one failure").1);
     }
     Err(Error::Failed { total, failures })

@@ -110,6 +110,19 @@ impl Phase {
 pub struct CopyPlan {
     /// The phases, in order.
     pub phases: Vec<Phase>,
+    /// The Python packages are skipped (ASAN builds): said after the tarballs.
+    pub python_skipped: bool,
+}
+
+impl CopyPlan {
+    /// Writes what follows `phase`: the skipped Python packages after the tarballs.
+    fn after_phase(&self, phase: &Phase, log: &mut dyn Write) -> Result<(), Error> {
+        if self.python_skipped && phase.kind == PhaseKind::Tarballs {
+            writeln!(log, "Skipping python packages for ASAN build variant")
+                .map_err(Error::Output)?;
+        }
+        Ok(())
+    }
 }
 
 /// What a publication copied.
@@ -188,7 +201,10 @@ impl RocmRelease {
                 });
             }
         }
-        Ok(CopyPlan { phases })
+        Ok(CopyPlan {
+            phases,
+            python_skipped: self.asan,
+        })
     }
 
     /// The phases of the Python packages (one, or one per legacy prefix).
@@ -370,6 +386,7 @@ pub async fn copy(
             });
         }
         phase.write_done(done, log).map_err(Error::Output)?;
+        plan.after_phase(phase, log)?;
     }
     Ok(report)
 }
