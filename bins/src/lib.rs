@@ -6,6 +6,7 @@
 
 pub mod find_artifacts;
 pub mod progress;
+pub mod publish;
 pub mod uploads;
 
 use std::io::Write;
@@ -209,6 +210,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         if let Some(upload) = cause.downcast_ref::<run_uploads::Error>() {
             return upload.is_usage().then(|| upload.to_string());
         }
+        if let Some(publish) = cause.downcast_ref::<release_publish::Error>() {
+            return publish.is_usage().then(|| publish.to_string());
+        }
         match cause.downcast_ref::<storage_backend::Error>() {
             Some(e @ storage_backend::Error::InvalidEndpoint { .. }) => Some(e.to_string()),
             _ => None,
@@ -271,6 +275,27 @@ pub fn parse_platform(s: &str) -> Result<Platform, String> {
 
 /// Parses a [`ReleaseType`] for clap.
 pub fn parse_release_type(s: &str) -> Result<ReleaseType, String> {
+    s.parse()
+        .map_err(|e: workflow_outputs::Error| e.to_string())
+}
+
+/// Parses a [`ReleaseType`] that publishes releases (every one but `ci`) for clap.
+pub fn parse_publishing_release_type(s: &str) -> Result<ReleaseType, String> {
+    let release_type = parse_release_type(s)?;
+    release_type
+        .release_stream()
+        .map(|_| release_type)
+        .map_err(|e| e.to_string())
+}
+
+/// Parses a [`workflow_outputs::ReleaseProduct`] for clap.
+pub fn parse_release_product(s: &str) -> Result<workflow_outputs::ReleaseProduct, String> {
+    s.parse()
+        .map_err(|e: workflow_outputs::Error| e.to_string())
+}
+
+/// Parses a [`workflow_outputs::PythonIndex`] for clap.
+pub fn parse_python_index(s: &str) -> Result<workflow_outputs::PythonIndex, String> {
     s.parse()
         .map_err(|e: workflow_outputs::Error| e.to_string())
 }

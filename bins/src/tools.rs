@@ -11,11 +11,15 @@ mod find_latest_artifacts;
 mod install_rocm_from_artifacts;
 mod post_build_upload;
 mod post_stage_upload;
+mod publish_jax_to_release_bucket;
+mod publish_pytorch_to_release_bucket;
+mod publish_rocm_to_release_buckets;
 mod upload_package_repo;
 mod upload_python_packages;
 mod upload_tarballs;
 mod upload_test_report_script;
 mod write_artifacts_bucket_info;
+mod write_product_release_bucket_info;
 
 pub(crate) type Main = fn() -> ExitCode;
 
@@ -33,6 +37,18 @@ pub(crate) const TOOLS: &[(&str, Main)] = &[
     ),
     ("post_build_upload", post_build_upload::main),
     ("post_stage_upload", post_stage_upload::main),
+    (
+        "publish_jax_to_release_bucket",
+        publish_jax_to_release_bucket::main,
+    ),
+    (
+        "publish_pytorch_to_release_bucket",
+        publish_pytorch_to_release_bucket::main,
+    ),
+    (
+        "publish_rocm_to_release_buckets",
+        publish_rocm_to_release_buckets::main,
+    ),
     ("upload_package_repo", upload_package_repo::main),
     ("upload_python_packages", upload_python_packages::main),
     ("upload_tarballs", upload_tarballs::main),
@@ -40,6 +56,10 @@ pub(crate) const TOOLS: &[(&str, Main)] = &[
     (
         "write_artifacts_bucket_info",
         write_artifacts_bucket_info::main,
+    ),
+    (
+        "write_product_release_bucket_info",
+        write_product_release_bucket_info::main,
     ),
 ];
 

@@ -17,11 +17,15 @@ const TOOLS: &[&str] = &[
     "install_rocm_from_artifacts",
     "post_build_upload",
     "post_stage_upload",
+    "publish_jax_to_release_bucket",
+    "publish_pytorch_to_release_bucket",
+    "publish_rocm_to_release_buckets",
     "upload_package_repo",
     "upload_python_packages",
     "upload_tarballs",
     "upload_test_report_script",
     "write_artifacts_bucket_info",
+    "write_product_release_bucket_info",
 ];
 
 /// Runs `program`. A program copied by this test process may be briefly "busy" (`ETXTBSY`)

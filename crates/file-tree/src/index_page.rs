@@ -146,6 +146,11 @@ pub fn href(path: &str) -> String {
     out
 }
 
+/// The UTC date of `secs` after the Unix epoch as `YYYYMMDD`, for years 0 to 9999.
+pub fn utc_date_stamp(secs: i64) -> Option<String> {
+    utc_parts(secs).map(|[year, month, day, ..]| format!("{year:04}{month:02}{day:02}"))
+}
+
 /// `[year, month, day, hour, minute, second]` in UTC of `secs` after the Unix epoch, for
 /// years 0 to 9999.
 fn utc_parts(secs: i64) -> Option<[i64; 6]> {

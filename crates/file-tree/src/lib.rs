@@ -41,7 +41,8 @@ mod walk;
 pub use dir::{DirNotFound, existing_dir};
 pub use glob::{PathGlob, cmp_components, fnmatch};
 pub use index_page::{
-    GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page, pretty_size,
+    GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page,
+    pretty_size, utc_date_stamp,
 };
 pub use link::symlink_replacing;
 pub use remove::remove_tree;

@@ -238,20 +238,6 @@ pub fn release_bucket_config(
     Ok(S3BucketConfig::known(&name).expect("every release bucket is in the table"))
 }
 
-/// The package repository bucket of a product: `therock-repo-amd-{stream}-{product}`.
-pub fn product_release_bucket_config(
-    release_type: ReleaseType,
-    product: ReleaseProduct,
-) -> Result<S3BucketConfig, Error> {
-    let stream = release_type.release_stream()?;
-    Ok(S3BucketConfig::new(
-        format!("therock-repo-amd-{stream}-{product}"),
-        DEFAULT_REGION,
-        PRODUCT_IAM_ACCOUNT,
-        Some(format!("therock-repo-{stream}-{product}")),
-    ))
-}
-
 /// The Python package index of a release stream: `https://{stream}.repo.amd.com/rocm/whl-next/`.
 pub fn release_package_index_url(release_type: ReleaseType) -> Result<String, Error> {
     let stream = release_type.release_stream()?;

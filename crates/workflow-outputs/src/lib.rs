@@ -27,6 +27,7 @@
 mod buckets;
 mod env;
 mod error;
+mod release;
 mod repo;
 mod root;
 mod tarballs;
@@ -35,10 +36,16 @@ pub use buckets::{
     BucketSelection, CI_ARTIFACTS_BUCKET, CI_ARTIFACTS_EXTERNAL_BUCKET, DEFAULT_IAM_ACCOUNT,
     DEFAULT_REGION, ForkEvidence, PRODUCT_IAM_ACCOUNT, ReleaseBucketType, ReleaseProduct,
     ReleaseType, S3BucketConfig, THEROCK_REPOSITORY, artifacts_bucket_config,
-    product_release_bucket_config, release_bucket_config, release_package_index_url,
+    release_bucket_config, release_package_index_url,
 };
 pub use env::{EnvVars, RunContext};
 pub use error::Error;
+pub use release::{
+    LEGACY_MULTI_ARCH_WHEEL_PREFIX, LEGACY_PER_FAMILY_WHEEL_PREFIXES, PRODUCT_REGION,
+    PYTHON_PACKAGE_EXTENSIONS, PythonIndex, core_native_packages_prefix, core_tarball_prefix,
+    is_python_package_file, legacy_multi_arch_index_url, product_package_index_url,
+    product_package_location, product_release_bucket_config,
+};
 pub use repo::{GithubRepository, Platform};
 pub use root::{DEFAULT_LOCAL_BUCKET, DEFAULT_LOCAL_RUN_ID, WorkflowOutputRoot};
 pub use storage_location::StorageLocation;

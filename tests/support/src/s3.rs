@@ -161,6 +161,41 @@ impl S3Server {
             .map(str::to_owned)
     }
 
+    /// Stores an object directly, as an upload with `content_type` and the user metadata
+    /// `metadata` would have (creating the bucket when needed).
+    pub fn seed_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        data: &[u8],
+        content_type: Option<&str>,
+        metadata: &[(&str, &str)],
+    ) {
+        use base64::Engine as _;
+        let encode = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let path = self.root.path().join(bucket).join(key);
+        fs_err::create_dir_all(path.parent().expect("a key")).expect("create the key's directory");
+        fs_err::write(&path, data).expect("write the object");
+        let mut record = serde_json::Map::new();
+        if !metadata.is_empty() {
+            let user: serde_json::Map<String, serde_json::Value> = metadata
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), serde_json::Value::from(*v)))
+                .collect();
+            record.insert("user_metadata".into(), user.into());
+        }
+        if let Some(ct) = content_type {
+            record.insert("content_type".into(), ct.into());
+        }
+        let record_path = self.root.path().join(format!(
+            ".bucket-{}.object-{}.metadata.json",
+            encode(bucket),
+            encode(key)
+        ));
+        fs_err::write(record_path, serde_json::Value::Object(record).to_string())
+            .expect("write the metadata record");
+    }
+
     /// Requests received so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
