@@ -105,22 +105,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .write_all(text.as_bytes())
         .context("Failed to write the layout to stdout")?;
 
-    let root_loc = root.root();
-    let outputs = [
-        ("bucket", root.bucket().to_owned()),
-        ("prefix", root.prefix()),
-        ("s3_root", root_loc.s3_uri()),
-        ("https_root", root_loc.https_url()),
-    ];
-    let outputs: Vec<(&str, &str)> = outputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    github_actions::set_outputs(&outputs)?;
-    github_actions::append_step_summary(&format!(
-        "### CI outputs of run {}\n\n- bucket: `{}`\n- root: [{}]({}/)",
-        root.run_id(),
-        root.bucket(),
-        root_loc.s3_uri(),
-        root_loc.https_url()
-    ))?;
+    github_actions::write_root_outputs(&root, &lookup)?;
     Ok(())
 }
 

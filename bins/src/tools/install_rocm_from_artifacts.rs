@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
 use rock_ci::{RepositoryArg, block_on, parse_repository};
-use rocm_install::{COMPONENTS, FamilyTable, Request, Selection, Source};
+use rocm_install::{COMPONENTS, Request, Selection, Source};
 use workflow_outputs::Platform;
 
 /// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
@@ -105,16 +105,7 @@ pub(crate) fn main() -> ExitCode {
         extract_concurrency: cores,
         allow_unverified: args.allow_unverified,
     };
-    if request.needs_family_table() {
-        let checkout = build_topology::Checkout {
-            topology: None,
-            therock_dir: args.therock_dir,
-        };
-        request.family_table = Some(match checkout.family_map() {
-            Ok(map) => FamilyTable::Loaded(map),
-            Err(e) => FamilyTable::Unavailable(format!("{e:#}")),
-        });
-    }
+    request.load_family_table(args.therock_dir);
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();

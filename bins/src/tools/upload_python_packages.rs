@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use package_index::python::{self, Layout, Plan, banner};
+use package_index::python::{self, Plan};
 use rock_ci::{RunRequest, block_on, resolve_run_root};
-use storage_location::StorageLocation;
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 /// Upload Python packages to S3 or a local directory.
@@ -125,50 +124,16 @@ async fn run(
     let shown = rock_ci::uploads::shown(output_dir, &location);
     let layout = python::publish(&backend, &plan, &location, &shown, out).await?;
     if output_dir.is_none() {
-        set_outputs(&location, &layout, options.dry_run, lookup, out)?;
+        python::set_outputs(
+            &location,
+            &layout,
+            Platform::host(),
+            options.dry_run,
+            lookup,
+            out,
+        )?;
     }
     writeln!(out)?;
     writeln!(out, "[INFO] Done!")?;
-    Ok(())
-}
-
-/// Sets the step outputs and writes the job summary, printing what the reference prints (a dry
-/// run prints them instead).
-fn set_outputs(
-    location: &StorageLocation,
-    layout: &Layout,
-    dry_run: bool,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let step = python::step_outputs(location, layout);
-    writeln!(out, "{}", step.line)?;
-    let outputs = step.outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
-    let text = python::summary(location, layout, Platform::host());
-    banner(out, "Set github actions output")?;
-    if dry_run {
-        let json = github_actions::outputs_json(&outputs);
-        writeln!(out, "[DRY RUN] Would set github output:\n{json}")?;
-    } else {
-        let (text, written) = github_actions::set_outputs_reporting(&outputs, lookup)?;
-        write!(out, "{text}")?;
-        if !written {
-            writeln!(out, "{}", github_actions::OUTPUTS_NOT_SET_WARNING)?;
-        }
-    }
-    banner(out, "Write github actions build summary")?;
-    if dry_run {
-        writeln!(out, "[DRY RUN] Would write the job summary:\n{text}")?;
-    } else {
-        writeln!(out, "Writing job summary:\n{text}")?;
-        if github_actions::append_step_summary_with(&text, lookup)?
-            == github_actions::SummaryOutcome::NotConfigured
-        {
-            writeln!(
-                out,
-                "  Warning: GITHUB_STEP_SUMMARY env var not set, can't write job summary"
-            )?;
-        }
-    }
     Ok(())
 }

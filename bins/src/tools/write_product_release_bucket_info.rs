@@ -3,10 +3,8 @@
 //! step outputs `bucket`, `iam_role`, `aws_region` and `package_index_url` (what
 //! `configure_aws_product_publication_credentials` reads).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Parser;
 use workflow_outputs::{ReleaseProduct, ReleaseType};
 
@@ -35,18 +33,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
         ("aws_region", config.region()),
         ("package_index_url", index_url.as_str()),
     ];
-    let (text, written) = github_actions::set_outputs_reporting(&outputs, &lookup)?;
-    if !written {
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            github_actions::OUTPUTS_NOT_SET_WARNING
-        );
-    }
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("Failed to write to stdout")?;
+    let mut stdout = std::io::stdout().lock();
+    github_actions::report_outputs(&outputs, &lookup, &mut stdout, Some(&mut std::io::stderr()))?;
     Ok(())
 }
 

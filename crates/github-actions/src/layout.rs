@@ -96,3 +96,35 @@ pub fn layout_json(
     let text = serde_json::to_string_pretty(&doc).map_err(LayoutError::Json)?;
     Ok(text + "\n")
 }
+
+/// Sets the step outputs `bucket`, `prefix`, `s3_root` and `https_root` of `root`, and
+/// appends a `### CI outputs of run …` block linking the root to the job summary, finding the
+/// files through `lookup`.
+///
+/// # Errors
+/// The outputs or summary file could not be written.
+pub fn write_root_outputs(
+    root: &WorkflowOutputRoot,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), crate::WriteError> {
+    let root_loc = root.root();
+    let outputs = [
+        ("bucket", root.bucket().to_owned()),
+        ("prefix", root.prefix()),
+        ("s3_root", root_loc.s3_uri()),
+        ("https_root", root_loc.https_url()),
+    ];
+    let outputs: Vec<(&str, &str)> = outputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    crate::set_outputs_with(&outputs, lookup)?;
+    crate::append_step_summary_with(
+        &format!(
+            "### CI outputs of run {}\n\n- bucket: `{}`\n- root: [{}]({}/)",
+            root.run_id(),
+            root.bucket(),
+            root_loc.s3_uri(),
+            root_loc.https_url()
+        ),
+        lookup,
+    )?;
+    Ok(())
+}

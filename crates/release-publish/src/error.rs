@@ -31,6 +31,12 @@ pub enum Error {
     /// A progress line could not be written.
     #[error("Failed to write the progress lines")]
     Output(#[source] std::io::Error),
+    /// A dry-run line could not be written to stdout.
+    #[error("Failed to write to stdout")]
+    Stdout(#[source] std::io::Error),
+    /// The step outputs could not be set.
+    #[error(transparent)]
+    Outputs(#[from] github_actions::ReportError),
     /// The source directory could not be listed.
     #[error(transparent)]
     Read(#[from] FileError),

@@ -34,6 +34,9 @@ pub enum Error {
     /// A log archive could not be written.
     #[error(transparent)]
     Archive(#[from] artifacts::Error),
+    /// A package repository could not be prepared or published.
+    #[error(transparent)]
+    Repo(#[from] package_index::Error),
     /// The job's output lines could not be written.
     #[error(transparent)]
     Output(#[from] io::Error),

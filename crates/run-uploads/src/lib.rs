@@ -30,6 +30,7 @@ pub mod build_logs;
 mod error;
 mod keys;
 mod logs;
+pub mod package_repo;
 pub mod stage_logs;
 mod steps;
 pub mod tarballs;

@@ -1,7 +1,8 @@
 use github_actions::{
-    SummaryOutcome, append_step_summary_with, format_outputs, outputs_json, set_outputs_with,
-    str2bool,
+    OUTPUTS_NOT_SET_WARNING, SummaryOutcome, append_step_summary_with, format_outputs,
+    outputs_json, report_outputs, set_outputs_with, str2bool, write_root_outputs,
 };
+use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 use crate::env;
 
@@ -121,4 +122,58 @@ fn outputs_json_is_the_reference_block() {
         outputs_json(&[("bucket", "b"), ("q", "say \"hi\"")]),
         "{\n  \"bucket\": \"b\",\n  \"q\": \"say \\\"hi\\\"\"\n}"
     );
+}
+
+#[test]
+fn report_outputs_transcript_and_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out");
+    let lookup = env(&[("GITHUB_OUTPUT", file.to_str().unwrap())]);
+    let (mut out, mut warn) = (Vec::new(), Vec::new());
+    report_outputs(&[("k", "v")], &lookup, &mut out, Some(&mut warn)).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "Setting github output:\n{\n  \"k\": \"v\"\n}\nOUTPUT k=v\n"
+    );
+    assert!(warn.is_empty());
+    assert_eq!(fs_err::read_to_string(&file).unwrap(), "k=v\n");
+
+    // Not configured: the warning goes to `warn`, or after the transcript when there is none.
+    let (mut out, mut warn) = (Vec::new(), Vec::new());
+    report_outputs(&[("k", "v")], &env(&[]), &mut out, Some(&mut warn)).unwrap();
+    assert_eq!(
+        String::from_utf8(warn).unwrap(),
+        format!("{OUTPUTS_NOT_SET_WARNING}\n")
+    );
+    let mut out = Vec::new();
+    report_outputs(&[("k", "v")], &env(&[]), &mut out, None).unwrap();
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .ends_with(&format!("}}\n{OUTPUTS_NOT_SET_WARNING}\n"))
+    );
+}
+
+#[test]
+fn root_outputs_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outputs, summary) = (dir.path().join("out"), dir.path().join("summary.md"));
+    let lookup = env(&[
+        ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+    ]);
+    let root = WorkflowOutputRoot::new("bkt".to_owned(), "", "42", Platform::Linux).unwrap();
+    write_root_outputs(&root, &lookup).unwrap();
+    let root_loc = root.root();
+    assert_eq!(
+        fs_err::read_to_string(&outputs).unwrap(),
+        format!(
+            "bucket=bkt\nprefix={}\ns3_root={}\nhttps_root={}\n",
+            root.prefix(),
+            root_loc.s3_uri(),
+            root_loc.https_url()
+        )
+    );
+    let text = fs_err::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("### CI outputs of run 42\n\n- bucket: `bkt`\n- root: ["));
 }
