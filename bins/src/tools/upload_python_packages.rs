@@ -1,14 +1,14 @@
 //! Drop-in `upload_python_packages.py`: upload built wheels and sdists with the pages pip reads
 //! (`--find-links` and a simple index), and export the URL for later jobs.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
-use package_index::python::{self, Plan};
-use rock_ci::{RunRequest, block_on, resolve_run_root};
-use workflow_outputs::{Platform, WorkflowOutputRoot};
+use rock_ci::block_on;
+use rock_ci::progress::Progress;
+use run_uploads::python_packages::{Plan, run};
 
 /// Upload Python packages to S3 or a local directory.
 #[derive(Debug, Parser)]
@@ -55,10 +55,8 @@ pub(crate) fn main() -> ExitCode {
         if args.artifact_group.is_empty() {
             usage_error("--artifact-group is required for single-arch builds");
         }
-        if let Err(e) =
-            rock_ci::uploads::check_key_component(&args.artifact_group, "artifact group")
-        {
-            usage_error(&e);
+        if let Err(e) = run_uploads::check_key_component(&args.artifact_group, "artifact group") {
+            usage_error(&e.to_string());
         }
     }
     if args.multiarch && !args.artifact_group.is_empty() {
@@ -68,72 +66,18 @@ pub(crate) fn main() -> ExitCode {
         );
     }
     let lookup = args.limits.over(github_actions::process_env);
+    let plan = Plan {
+        packages_dir: args.input_packages_dir,
+        artifact_group: args.artifact_group,
+        run_id: args.run_id,
+        bucket: args.bucket,
+        multiarch: args.multiarch,
+        options: args.upload.options(),
+        output_dir: args.upload.output_dir,
+        preflight: args.upload.preflight,
+    };
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    block_on(run(&args, &lookup, &mut stdout, &mut stderr))
-}
-
-/// Uploads the packages and their pages: progress to `out`, the bucket resolution to `log`.
-async fn run(
-    args: &Args,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-    log: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let output_dir = args.upload.output_dir.as_deref();
-    let options = args.upload.options();
-    let plan = Plan {
-        packages_dir: rock_ci::uploads::existing_dir(
-            &args.input_packages_dir,
-            "Packages root directory",
-        )?,
-        artifact_group: args.artifact_group.clone(),
-        run_id: args.run_id.clone(),
-        multiarch: args.multiarch,
-        output_dir: args.upload.output_dir.clone(),
-        dry_run: options.dry_run,
-    };
-    plan.print(out)?;
-
-    // The named bucket (no fork prefix, host platform), else the run's.
-    let (root, region) = if let Some(bucket) = &args.bucket {
-        let root = WorkflowOutputRoot::new(bucket.clone(), "", &args.run_id, Platform::host())?;
-        (root, storage_backend::DEFAULT_REGION.to_owned())
-    } else {
-        let request = RunRequest {
-            run_id: args.run_id.clone(),
-            platform: Platform::host(),
-            repository: None,
-            release_type: None,
-            lookup_workflow_run: false,
-        };
-        let (root, selection) = resolve_run_root(&request, lookup, log)?;
-        (root, selection.config().region().to_owned())
-    };
-    let group = if args.multiarch {
-        ""
-    } else {
-        &args.artifact_group
-    };
-    let location = root.python_packages(group);
-    let backend =
-        rock_ci::uploads::backend(output_dir, options, &region, args.log.quiet, lookup).await?;
-    if args.upload.preflight {
-        return rock_ci::uploads::preflight(&backend, &location, output_dir, out).await;
-    }
-    let shown = rock_ci::uploads::shown(output_dir, &location);
-    let layout = python::publish(&backend, &plan, &location, &shown, out).await?;
-    if output_dir.is_none() {
-        python::set_outputs(
-            &location,
-            &layout,
-            Platform::host(),
-            options.dry_run,
-            lookup,
-            out,
-        )?;
-    }
-    writeln!(out)?;
-    writeln!(out, "[INFO] Done!")?;
-    Ok(())
+    block_on(async { Ok(run(&plan, progress, &lookup, &mut stdout, &mut stderr).await?) })
 }

@@ -31,6 +31,7 @@ mod error;
 mod keys;
 mod logs;
 pub mod package_repo;
+pub mod python_packages;
 pub mod stage_logs;
 mod steps;
 pub mod tarballs;

@@ -74,4 +74,17 @@ pub async fn run(
 }
 
 #[cfg(test)]
+/// Polls `future` to completion on this thread (it must not need a runtime).
+pub(crate) fn poll_ready<F: std::future::Future>(future: F) -> F::Output {
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests;

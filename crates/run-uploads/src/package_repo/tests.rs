@@ -21,15 +21,3 @@ fn a_missing_package_directory_stops_before_any_request() {
     assert!(err.to_string().starts_with("Package directory"), "{err}");
     assert!(out.is_empty() && log.is_empty());
 }
-
-/// Polls `future` to completion on this thread (it must not need a runtime).
-fn poll_ready<F: std::future::Future>(future: F) -> F::Output {
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
