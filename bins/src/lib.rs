@@ -204,6 +204,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
         }
+        if let Some(layout) = cause.downcast_ref::<github_actions::LayoutError>() {
+            return layout.is_usage().then(|| layout.to_string());
+        }
         if let Some(install) = cause.downcast_ref::<rocm_install::Error>() {
             return install.is_usage().then(|| install.to_string());
         }

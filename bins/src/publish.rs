@@ -3,9 +3,9 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use release_publish::{LocalRelease, PackageLayout, Writers};
-use storage_backend::{StorageBackend, TransferOptions};
 use workflow_outputs::{PythonIndex, ReleaseProduct, ReleaseType};
 
 /// The flags of a publisher of locally built packages.
@@ -65,26 +65,20 @@ pub async fn publish_packages(
         Box::new(std::io::stderr())
     };
     let publication = release.start(&args.source_dir, labels, &mut log)?;
-    let backend = if args.dry_run {
-        None
-    } else {
-        let options = TransferOptions {
-            concurrency: args.upload_concurrency,
-            ..TransferOptions::default()
-        };
-        let region = publication.region();
-        match crate::uploads::backend(None, options, region, args.log.quiet, &lookup).await? {
-            StorageBackend::S3(s3) => Some(s3),
-            StorageBackend::Local(_) => unreachable!("no staging directory was given"),
-        }
-    };
+    let progress = Arc::new(crate::progress::Progress::for_stderr(args.log.quiet));
     let writers = Writers {
         log: &mut log,
-        out: &mut std::io::stdout().lock(),
+        out: &mut std::io::stdout(),
         warn: &mut std::io::stderr(),
     };
     publication
-        .finish(backend.as_ref(), args.upload_concurrency, &lookup, writers)
+        .finish(
+            args.dry_run,
+            args.upload_concurrency,
+            progress,
+            &lookup,
+            writers,
+        )
         .await?;
     Ok(())
 }

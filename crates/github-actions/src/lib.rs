@@ -37,7 +37,10 @@ pub use api::{
 };
 pub use env::{EnvVars, process_env};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};
-pub use layout::{LayoutError, LayoutView, layout_json, layout_text, write_root_outputs};
+pub use layout::{
+    LayoutError, LayoutRequest, LayoutView, layout_json, layout_text, write_layout,
+    write_root_outputs,
+};
 pub use outputs::{
     InvalidBool, OUTPUTS_NOT_SET_WARNING, ReportError, SummaryOutcome, WriteError,
     append_step_summary, append_step_summary_with, format_outputs, outputs_json, report_outputs,

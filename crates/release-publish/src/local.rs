@@ -3,9 +3,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use futures::StreamExt as _;
-use storage_backend::{S3StorageBackend, StorageBackend, WriteCondition};
+use storage_backend::{
+    Reporter, S3StorageBackend, StorageBackend, TransferOptions, WriteCondition,
+};
 use storage_location::StorageLocation;
 use workflow_outputs::{
     LEGACY_MULTI_ARCH_WHEEL_PREFIX, PythonIndex, ReleaseBucketType, ReleaseProduct, ReleaseType,
@@ -245,25 +248,39 @@ impl LocalPublication {
         &self.plan
     }
 
-    /// Publishes the plan through `backend` ([`publish`], `concurrency` at a time), or with no
-    /// backend (a dry run) writes its dry-run lines to `writers.out`; then the
-    /// `Uploaded N wheel files[ (structured)]` line, and the step output `package_index_url`
-    /// with its transcript.
+    /// Publishes the plan ([`publish`], `concurrency` at a time, progress to `reporter`, the
+    /// client configured from `lookup`), or in a dry run writes its dry-run lines to
+    /// `writers.out`; then the `Uploaded N wheel files[ (structured)]` line, and the step
+    /// output `package_index_url` with its transcript.
     ///
     /// # Errors
-    /// [`publish`]'s errors, [`Error::Output`] or [`Error::Stdout`] when a writer fails, and
-    /// [`Error::Outputs`] when the outputs file cannot be written.
+    /// The backend's and [`publish`]'s errors, [`Error::Output`] or [`Error::Stdout`] when a
+    /// writer fails, and [`Error::Outputs`] when the outputs file cannot be written.
     pub async fn finish(
         &self,
-        backend: Option<&S3StorageBackend>,
+        dry_run: bool,
         concurrency: usize,
+        reporter: Arc<dyn Reporter>,
         lookup: &dyn Fn(&str) -> Option<String>,
         writers: Writers<'_>,
     ) -> Result<(), Error> {
         let Writers { log, out, warn } = writers;
         let suffix = if self.structured { " (structured)" } else { "" };
-        let count = if let Some(backend) = backend {
-            let report = publish(backend, &self.plan, concurrency).await?;
+        let count = if dry_run {
+            self.plan.print_dry_run(out).map_err(Error::Stdout)?;
+            self.plan.files.len()
+        } else {
+            let options = TransferOptions {
+                concurrency,
+                ..TransferOptions::default()
+            };
+            let region = self.region();
+            let backend =
+                StorageBackend::for_upload(None, options, region, reporter, lookup).await?;
+            let StorageBackend::S3(backend) = backend else {
+                unreachable!("no staging directory was given");
+            };
+            let report = publish(&backend, &self.plan, concurrency).await?;
             if report.unchanged > 0 {
                 writeln!(
                     log,
@@ -273,9 +290,6 @@ impl LocalPublication {
                 .map_err(Error::Output)?;
             }
             report.uploaded + report.unchanged
-        } else {
-            self.plan.print_dry_run(out).map_err(Error::Stdout)?;
-            self.plan.files.len()
         };
         writeln!(log, "Uploaded {count} wheel files{suffix}").map_err(Error::Output)?;
         let outputs = [("package_index_url", self.index_url.as_str())];

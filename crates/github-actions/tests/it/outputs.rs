@@ -177,3 +177,33 @@ fn root_outputs_and_summary() {
     let text = fs_err::read_to_string(&summary).unwrap();
     assert!(text.starts_with("### CI outputs of run 42\n\n- bucket: `bkt`\n- root: ["));
 }
+
+#[test]
+fn local_layout_is_written_with_its_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("out");
+    let lookup = env(&[("GITHUB_OUTPUT", outputs.to_str().unwrap())]);
+    let request = github_actions::LayoutRequest {
+        run: github_actions::RunRequest {
+            run_id: "42".to_owned(),
+            platform: Platform::Linux,
+            repository: None,
+            release_type: None,
+            lookup_workflow_run: false,
+        },
+        local_staging_dir: Some(dir.path()),
+        artifact_group: "generic",
+        stage: None,
+        json: false,
+    };
+    let (mut log, mut out) = (Vec::new(), Vec::new());
+    github_actions::write_layout(&request, &lookup, &mut log, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(&dir.path().display().to_string()), "{text}");
+    assert!(log.is_empty());
+    assert!(
+        fs_err::read_to_string(&outputs)
+            .unwrap()
+            .starts_with("bucket=local\n")
+    );
+}

@@ -223,7 +223,8 @@ fn dry_run_transcript() {
         out: &mut out,
         warn: &mut warn,
     };
-    futures::executor::block_on(publication.finish(None, 1, &|_| None, writers)).unwrap();
+    let reporter = std::sync::Arc::new(storage_backend::NoReporter);
+    futures::executor::block_on(publication.finish(true, 1, reporter, &|_| None, writers)).unwrap();
     let [log, out, warn] = [log, out, warn].map(|v| String::from_utf8(v).unwrap());
     let uri = &uris(publication.plan())[0];
     let source = dir
