@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use artifact_backend::pipeline::{FetchMode, TransferError};
-use artifact_backend::stages::{CopyRequest, PushRequest, RunOptions, StageFetchRequest};
+use artifact_backend::stages::{CopyRequest, GivenRun, PushRequest, RunOptions, StageFetchRequest};
 use artifacts::Compression;
 use build_topology::{Checkout, Targets};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -223,47 +223,17 @@ struct InfoArgs {
     amdgpu_families: Option<String>,
 }
 
-fn env(var: &str) -> Option<String> {
-    std::env::var(var).ok()
-}
-
-/// Resolves the run options: flags, then the environment (spec §4.2).
+/// The run options: flags, then the environment.
 fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, TransferError> {
-    let run_id = args
-        .run_id
-        .clone()
-        .or_else(|| env("THEROCK_RUN_ID"))
-        .or_else(|| env("GITHUB_RUN_ID"));
-    let platform = match (args.platform, env("THEROCK_PLATFORM")) {
-        (Some(p), _) => p,
-        (None, Some(p)) => parse_platform(&p)
-            .map_err(|e| TransferError::Usage(format!("THEROCK_PLATFORM: {e}")))?,
-        (None, None) => Platform::host(),
-    };
-    let local_staging_dir = match (&args.local_staging_dir, env("THEROCK_LOCAL_STAGING_DIR")) {
-        (Some(dir), _) if dir.as_os_str().is_empty() => {
-            return Err(TransferError::Usage(
-                "--local-staging-dir is empty".to_owned(),
-            ));
-        }
-        (Some(dir), _) => Some(dir.clone()),
-        (None, Some(dir)) if dir.is_empty() => {
-            return Err(TransferError::Usage(
-                "THEROCK_LOCAL_STAGING_DIR is set but empty: unset it for S3, or give a directory"
-                    .to_owned(),
-            ));
-        }
-        (None, dir) => dir.map(PathBuf::from),
+    let given = GivenRun {
+        run_id: args.run_id.clone(),
+        platform: args.platform,
+        repository: args.run_github_repo.clone().and_then(|r| r.0),
+        local_staging_dir: args.local_staging_dir.clone(),
     };
     let limits = args.limits;
-    Ok(RunOptions {
-        run_id,
-        platform,
-        repository: args.run_github_repo.clone().and_then(|r| r.0),
-        local_staging_dir,
-        env: Arc::new(move |var| limits.over(github_actions::process_env)(var)),
-        concurrency,
-    })
+    let env = Arc::new(move |var: &str| limits.over(github_actions::process_env)(var));
+    RunOptions::resolve(given, env, concurrency)
 }
 
 fn cores() -> usize {
