@@ -89,7 +89,13 @@ impl Verbosity {
             (false, 2) => "debug",
             _ => "trace",
         };
-        progress::hide_in_logs(secrets_of(&|var| std::env::var(var).ok()));
+        let env = |var: &str| std::env::var(var).ok();
+        let github = github_actions::secret_values(&env);
+        progress::hide_in_logs(
+            storage_backend::secret_values(&env)
+                .into_iter()
+                .chain(github),
+        );
         let filter = tracing_subscriber::EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
         let _ = tracing_subscriber::fmt()
@@ -100,33 +106,6 @@ impl Verbosity {
             .without_time()
             .try_init();
     }
-}
-
-/// Variables whose values are credentials.
-const SECRET_VARS: [&str; 4] = [
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    github_actions::EnvVars::GITHUB_TOKEN,
-    github_actions::EnvVars::GH_TOKEN,
-];
-
-/// Variables holding URLs that may carry a user name and password.
-const URL_VARS: [&str; 4] = [
-    storage_backend::EnvVars::AWS_ENDPOINT_URL,
-    storage_backend::EnvVars::AWS_ENDPOINT_URL_S3,
-    github_actions::EnvVars::GITHUB_API_URL,
-    github_actions::EnvVars::GITHUB_SERVER_URL,
-];
-
-/// The secrets of the environment that logs must not show: credential variables, and the
-/// `user:password` of URL variables (as written, percent-decoded, and the password alone).
-fn secrets_of(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    let urls = URL_VARS.iter().filter_map(|v| lookup(v));
-    SECRET_VARS
-        .iter()
-        .filter_map(|v| lookup(v))
-        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
-        .collect()
 }
 
 /// Turns the result of a tool's `run` into its exit code: 0 on success, 1 on failure with the

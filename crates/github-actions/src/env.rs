@@ -33,6 +33,19 @@ pub(crate) fn non_empty(lookup: &dyn Fn(&str) -> Option<String>, var: &str) -> O
     lookup(var).filter(|v| !v.is_empty())
 }
 
+/// The values of the GitHub environment that logs must not show: the API tokens, and the
+/// `user:password` of the API and server URLs (see [`storage_location::url_secrets`]).
+pub fn secret_values(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let urls = [EnvVars::GITHUB_API_URL, EnvVars::GITHUB_SERVER_URL]
+        .into_iter()
+        .filter_map(lookup);
+    [EnvVars::GITHUB_TOKEN, EnvVars::GH_TOKEN]
+        .into_iter()
+        .filter_map(lookup)
+        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
+        .collect()
+}
+
 /// Looks variables up in the process environment.
 pub fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok()

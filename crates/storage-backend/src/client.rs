@@ -41,6 +41,20 @@ impl EnvVars {
     pub const AWS_CA_BUNDLE: &'static str = "AWS_CA_BUNDLE";
 }
 
+/// The values of the S3 client's environment that logs must not show: the secret key, the
+/// session token, and the `user:password` of the endpoint URLs (as written, percent-decoded,
+/// and the password alone; see [`storage_location::url_secrets`]).
+pub fn secret_values(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let urls = [EnvVars::AWS_ENDPOINT_URL, EnvVars::AWS_ENDPOINT_URL_S3]
+        .into_iter()
+        .filter_map(lookup);
+    ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+        .into_iter()
+        .filter_map(lookup)
+        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
+        .collect()
+}
+
 /// The region when neither the options nor the SDK's chain give one (where TheRock's buckets
 /// live).
 pub const DEFAULT_REGION: &str = "us-east-2";

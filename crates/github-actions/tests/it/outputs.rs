@@ -207,3 +207,16 @@ fn local_layout_is_written_with_its_outputs() {
             .starts_with("bucket=local\n")
     );
 }
+
+#[test]
+fn secret_values_of_the_github_environment() {
+    let lookup = env(&[
+        ("GH_TOKEN", "ghp_token"),
+        ("GITHUB_API_URL", "https://u:pw@ghe.example/api/v3"),
+        ("GITHUB_RUN_ID", "42"),
+    ]);
+    let secrets = github_actions::secret_values(&lookup);
+    assert_eq!(secrets[0], "ghp_token");
+    assert!(secrets.iter().any(|s| s == "pw"), "{secrets:?}");
+    assert!(!secrets.iter().any(|s| s == "42"), "{secrets:?}");
+}
