@@ -54,16 +54,13 @@ impl NetworkLimits {
         self,
         env: impl Fn(&str) -> Option<String> + 'a,
     ) -> impl Fn(&str) -> Option<String> + 'a {
-        move |var: &str| {
-            let flag = match var {
-                "ROCK_CI_CONNECT_TIMEOUT" => self.connect_timeout,
-                "ROCK_CI_READ_TIMEOUT" => self.read_timeout,
-                "ROCK_CI_OPERATION_TIMEOUT" => self.operation_timeout,
-                "ROCK_CI_MAX_ATTEMPTS" => self.max_attempts.map(u64::from),
-                _ => None,
-            };
-            flag.map(|v| v.to_string()).or_else(|| env(var))
-        }
+        let limits = storage_backend::LimitOverrides {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            operation_timeout: self.operation_timeout,
+            max_attempts: self.max_attempts,
+        };
+        limits.over(env)
     }
 }
 

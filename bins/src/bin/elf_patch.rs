@@ -76,13 +76,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .collect(),
         remove_rpath: args.remove_rpath,
         shrink_rpath: args.shrink_rpath,
-        allowed_rpath_prefixes: args
-            .allowed_rpath_prefixes
-            .iter()
-            .flat_map(|p| p.split(':'))
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        allowed_rpath_prefixes: Edit::prefixes_of(
+            args.allowed_rpath_prefixes.as_deref().unwrap_or_default(),
+        ),
     };
     let print = Print {
         interpreter: args.print_interpreter,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use artifact_backend::pipeline::{FetchMode, TransferError};
+use artifact_backend::pipeline::{self, FetchMode, TransferError};
 use artifact_backend::stages::{CopyRequest, GivenRun, PushRequest, RunOptions, StageFetchRequest};
 use artifacts::Compression;
 use build_topology::{Checkout, Targets};
@@ -236,10 +236,6 @@ fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, Tra
     RunOptions::resolve(given, env, concurrency)
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
-}
-
 async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     use artifact_backend::stages;
     match command {
@@ -262,7 +258,9 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                 },
                 download_cache_dir: a.download_cache_dir,
                 download_concurrency: concurrency,
-                extract_concurrency: a.extract_concurrency.map_or_else(cores, |n| n as usize),
+                extract_concurrency: a
+                    .extract_concurrency
+                    .map_or_else(pipeline::default_extract_concurrency, |n| n as usize),
                 exclude_components: a.exclude_components,
                 exclude_artifacts: a.exclude_artifacts,
                 allow_empty: a.allow_empty,
@@ -281,7 +279,7 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                     .map_err(|e| TransferError::Usage(e.to_string()))?,
                 compress_concurrency: a
                     .compress_concurrency
-                    .map_or_else(|| cores().div_ceil(2), |n| n as usize),
+                    .map_or_else(pipeline::default_compress_concurrency, |n| n as usize),
                 upload_concurrency: a.upload_concurrency as usize,
             };
             stages::push(&request, out).await?;

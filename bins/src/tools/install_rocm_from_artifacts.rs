@@ -87,7 +87,6 @@ pub(crate) fn main() -> ExitCode {
         (_, _, Some(dir)) => Source::InputDir(dir),
         _ => Source::LatestRelease,
     };
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let mut request = Request {
         output_dir: args.output_dir,
         artifact_group: args
@@ -102,7 +101,7 @@ pub(crate) fn main() -> ExitCode {
         family_table: None,
         platform: Platform::host(),
         download_concurrency: args.download_concurrency.max(1),
-        extract_concurrency: cores,
+        extract_concurrency: artifact_backend::pipeline::default_extract_concurrency(),
         allow_unverified: args.allow_unverified,
     };
     request.load_family_table(args.therock_dir);

@@ -51,20 +51,6 @@ pub(crate) fn main() -> ExitCode {
     if args.upload.output_dir.is_some() && args.bucket.is_some() {
         usage_error("--output-dir and --bucket are mutually exclusive");
     }
-    if !args.multiarch {
-        if args.artifact_group.is_empty() {
-            usage_error("--artifact-group is required for single-arch builds");
-        }
-        if let Err(e) = run_uploads::check_key_component(&args.artifact_group, "artifact group") {
-            usage_error(&e.to_string());
-        }
-    }
-    if args.multiarch && !args.artifact_group.is_empty() {
-        tracing::warn!(
-            "--artifact-group {} is not used with --multiarch: the multi-arch layout has no group in its paths",
-            args.artifact_group
-        );
-    }
     let lookup = args.limits.over(github_actions::process_env);
     let plan = Plan {
         packages_dir: args.input_packages_dir,
@@ -76,6 +62,9 @@ pub(crate) fn main() -> ExitCode {
         output_dir: args.upload.output_dir,
         preflight: args.upload.preflight,
     };
+    if let Err(e) = plan.check_group() {
+        usage_error(&e.to_string());
+    }
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();

@@ -35,13 +35,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let selection =
         github_actions::select_run_bucket(None, Some(release_type), None, &lookup, &mut log)?;
     drop(log);
-    let config = selection.config();
-    let iam_role = config.write_access_iam_role()?.unwrap_or_default();
-    let outputs = [
-        ("bucket", config.name()),
-        ("iam_role", iam_role.as_str()),
-        ("aws_region", config.region()),
-    ];
+    let outputs = selection.config().access_outputs()?;
+    let outputs = outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
     let mut stdout = std::io::stdout().lock();
     github_actions::report_outputs(&outputs, &lookup, &mut stdout, Some(&mut std::io::stderr()))?;
     Ok(())

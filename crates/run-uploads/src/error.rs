@@ -231,6 +231,12 @@ pub enum KeyError {
         /// The first character that cannot be.
         found: char,
     },
+    /// An empty multi-arch stage name.
+    #[error("the stage name is empty")]
+    NoStage,
+    /// A single-arch upload without an artifact group.
+    #[error("--artifact-group is required for single-arch builds")]
+    NoArtifactGroup,
     /// Nothing at all.
     #[error("{what} is empty")]
     Empty {

@@ -10,7 +10,7 @@ use package_index::python;
 use storage_backend::{Reporter, StorageBackend, TransferOptions};
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
-use crate::{Error, steps};
+use crate::{Error, KeyError, check_key_component, steps};
 
 /// An upload of Python packages.
 #[derive(Debug, Clone)]
@@ -31,6 +31,30 @@ pub struct Plan {
     pub options: TransferOptions,
     /// Only prove that the destination can be written.
     pub preflight: bool,
+}
+
+impl Plan {
+    /// Checks the artifact group against the layout before anything else: a single-arch
+    /// upload needs one that can be a key component; a multi-arch one has no group in its
+    /// paths (a group given anyway is logged as unused).
+    ///
+    /// # Errors
+    /// [`KeyError::NoArtifactGroup`], or the group's [`check_key_component`] error.
+    pub fn check_group(&self) -> Result<(), KeyError> {
+        if self.multiarch {
+            if !self.artifact_group.is_empty() {
+                tracing::warn!(
+                    "--artifact-group {} is not used with --multiarch: the multi-arch layout has no group in its paths",
+                    self.artifact_group
+                );
+            }
+            return Ok(());
+        }
+        if self.artifact_group.is_empty() {
+            return Err(KeyError::NoArtifactGroup);
+        }
+        check_key_component(&self.artifact_group, "artifact group")
+    }
 }
 
 /// Uploads the packages and their pages: progress to `out`, the bucket resolution to `log`;

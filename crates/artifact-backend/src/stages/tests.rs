@@ -56,3 +56,13 @@ fn bad_settings_are_usage_errors() {
     };
     assert_eq!(err(given, &[]), "--local-staging-dir is empty");
 }
+
+#[test]
+fn default_concurrencies() {
+    let extract = crate::pipeline::default_extract_concurrency();
+    assert!(extract >= 1);
+    assert_eq!(
+        crate::pipeline::default_compress_concurrency(),
+        extract.div_ceil(2)
+    );
+}

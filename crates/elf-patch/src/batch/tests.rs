@@ -91,3 +91,9 @@ fn every_file_is_attempted() {
     .unwrap_err();
     assert!(err.to_string().starts_with(&a.display().to_string()));
 }
+
+#[test]
+fn allowed_prefixes_split_on_colons() {
+    assert_eq!(Edit::prefixes_of("/opt/a::/usr:"), ["/opt/a", "/usr"]);
+    assert!(Edit::prefixes_of("").is_empty());
+}

@@ -1,6 +1,34 @@
 use super::*;
 
 #[test]
+fn the_group_fits_the_layout() {
+    let mut plan = Plan {
+        packages_dir: PathBuf::new(),
+        artifact_group: String::new(),
+        run_id: "5".to_owned(),
+        bucket: None,
+        multiarch: false,
+        output_dir: None,
+        options: TransferOptions::default(),
+        preflight: false,
+    };
+    assert_eq!(
+        plan.check_group().unwrap_err().to_string(),
+        "--artifact-group is required for single-arch builds"
+    );
+    plan.artifact_group = "a/b".to_owned();
+    assert!(matches!(
+        plan.check_group(),
+        Err(KeyError::BadCharacter { .. })
+    ));
+    plan.multiarch = true;
+    assert_eq!(plan.check_group(), Ok(()));
+    plan.multiarch = false;
+    plan.artifact_group = "gfx94X-dcgpu".to_owned();
+    assert_eq!(plan.check_group(), Ok(()));
+}
+
+#[test]
 fn a_missing_packages_directory_stops_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     let plan = Plan {

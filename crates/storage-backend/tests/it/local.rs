@@ -449,3 +449,19 @@ fn secret_values_of_the_s3_environment() {
         "{secrets:?}"
     );
 }
+
+#[test]
+fn limit_overrides_answer_their_variables() {
+    let limits = storage_backend::LimitOverrides {
+        connect_timeout: Some(3),
+        max_attempts: Some(2),
+        ..Default::default()
+    };
+    let env = limits.over(|var: &str| Some(format!("env:{var}")));
+    assert_eq!(env("ROCK_CI_CONNECT_TIMEOUT").as_deref(), Some("3"));
+    assert_eq!(env("ROCK_CI_MAX_ATTEMPTS").as_deref(), Some("2"));
+    assert_eq!(
+        env("ROCK_CI_READ_TIMEOUT").as_deref(),
+        Some("env:ROCK_CI_READ_TIMEOUT")
+    );
+}
