@@ -220,3 +220,12 @@ fn secret_values_of_the_github_environment() {
     assert!(secrets.iter().any(|s| s == "pw"), "{secrets:?}");
     assert!(!secrets.iter().any(|s| s == "42"), "{secrets:?}");
 }
+
+#[test]
+fn captured_answers_only_its_variables() {
+    let lookup = env(&[("GITHUB_REPOSITORY", "ROCm/TheRock"), ("OTHER", "x")]);
+    let owned = github_actions::captured(&lookup, &github_actions::CURRENT_RUN_ROOT_VARS);
+    assert_eq!(owned("GITHUB_REPOSITORY").as_deref(), Some("ROCm/TheRock"));
+    assert_eq!(owned("OTHER"), None);
+    assert_eq!(owned("RELEASE_TYPE"), None);
+}
