@@ -98,7 +98,16 @@ pub async fn publish_run(
         release_type: Some(publication.release_type),
         lookup_workflow_run: false,
     };
-    let (run, _) = github_actions::resolve_run_root(&request, lookup, log)?;
+    // Its bucket decision reads the event payload: on the blocking pool.
+    let env = github_actions::captured(lookup, &github_actions::CURRENT_RUN_ROOT_VARS);
+    let (resolved, report) = storage_backend::blocking(move || {
+        let mut report = Vec::new();
+        let resolved = github_actions::resolve_run_root(&request, &env, &mut report);
+        (resolved, report)
+    })
+    .await;
+    log.write_all(&report).map_err(Error::Output)?;
+    let (run, _) = resolved?;
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
