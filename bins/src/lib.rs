@@ -54,16 +54,13 @@ impl NetworkLimits {
         self,
         env: impl Fn(&str) -> Option<String> + 'a,
     ) -> impl Fn(&str) -> Option<String> + 'a {
-        move |var: &str| {
-            let flag = match var {
-                "ROCK_CI_CONNECT_TIMEOUT" => self.connect_timeout,
-                "ROCK_CI_READ_TIMEOUT" => self.read_timeout,
-                "ROCK_CI_OPERATION_TIMEOUT" => self.operation_timeout,
-                "ROCK_CI_MAX_ATTEMPTS" => self.max_attempts.map(u64::from),
-                _ => None,
-            };
-            flag.map(|v| v.to_string()).or_else(|| env(var))
-        }
+        let limits = storage_backend::LimitOverrides {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            operation_timeout: self.operation_timeout,
+            max_attempts: self.max_attempts,
+        };
+        limits.over(env)
     }
 }
 
@@ -89,7 +86,13 @@ impl Verbosity {
             (false, 2) => "debug",
             _ => "trace",
         };
-        progress::hide_in_logs(secrets_of(&|var| std::env::var(var).ok()));
+        let env = |var: &str| std::env::var(var).ok();
+        let github = github_actions::secret_values(&env);
+        progress::hide_in_logs(
+            storage_backend::secret_values(&env)
+                .into_iter()
+                .chain(github),
+        );
         let filter = tracing_subscriber::EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
         let _ = tracing_subscriber::fmt()
@@ -100,33 +103,6 @@ impl Verbosity {
             .without_time()
             .try_init();
     }
-}
-
-/// Variables whose values are credentials.
-const SECRET_VARS: [&str; 4] = [
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    github_actions::EnvVars::GITHUB_TOKEN,
-    github_actions::EnvVars::GH_TOKEN,
-];
-
-/// Variables holding URLs that may carry a user name and password.
-const URL_VARS: [&str; 4] = [
-    storage_backend::EnvVars::AWS_ENDPOINT_URL,
-    storage_backend::EnvVars::AWS_ENDPOINT_URL_S3,
-    github_actions::EnvVars::GITHUB_API_URL,
-    github_actions::EnvVars::GITHUB_SERVER_URL,
-];
-
-/// The secrets of the environment that logs must not show: credential variables, and the
-/// `user:password` of URL variables (as written, percent-decoded, and the password alone).
-fn secrets_of(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    let urls = URL_VARS.iter().filter_map(|v| lookup(v));
-    SECRET_VARS
-        .iter()
-        .filter_map(|v| lookup(v))
-        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
-        .collect()
 }
 
 /// Turns the result of a tool's `run` into its exit code: 0 on success, 1 on failure with the
@@ -203,6 +179,9 @@ fn usage_error(err: &anyhow::Error) -> Option<String> {
         }
         if let Some(run) = cause.downcast_ref::<github_actions::RunRootError>() {
             return run.is_usage().then(|| run.to_string());
+        }
+        if let Some(layout) = cause.downcast_ref::<github_actions::LayoutError>() {
+            return layout.is_usage().then(|| layout.to_string());
         }
         if let Some(install) = cause.downcast_ref::<rocm_install::Error>() {
             return install.is_usage().then(|| install.to_string());

@@ -3,10 +3,9 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use anyhow::Context as _;
-use release_publish::{LocalRelease, PackageLayout};
-use storage_backend::{StorageBackend, TransferOptions};
+use release_publish::{LocalRelease, PackageLayout, Writers};
 use workflow_outputs::{PythonIndex, ReleaseProduct, ReleaseType};
 
 /// The flags of a publisher of locally built packages.
@@ -38,17 +37,17 @@ pub struct PublishPackagesArgs {
     pub log: crate::Verbosity,
 }
 
-/// Publishes the packages of `args.source_dir` for `product` and sets the step output
-/// `package_index_url` once every file is in place. `label` names one file in the log lines
-/// (`PyTorch wheel`), `plural` the directory upload of the legacy layout (`PyTorch wheels`).
+/// Publishes the packages of `args.source_dir` for `product` with release-publish's
+/// [`LocalRelease::start`] and [`release_publish::LocalPublication::finish`]. `labels` name one
+/// file and the directory in the log lines (`PyTorch wheel`, `PyTorch wheels`).
 ///
 /// # Errors
-/// release-publish's errors (a bad name, a conflict, a failed upload), storage-backend's
-/// connection errors, and an outputs file that cannot be written.
+/// release-publish's errors (a bad name, a conflict, a failed upload, the outputs file) and
+/// storage-backend's connection errors.
 pub async fn publish_packages(
     args: &PublishPackagesArgs,
     product: ReleaseProduct,
-    (label, plural): (&str, &str),
+    labels: (&str, &str),
 ) -> anyhow::Result<()> {
     let lookup = args.limits.over(github_actions::process_env);
     let release = LocalRelease {
@@ -60,68 +59,26 @@ pub async fn publish_packages(
             PackageLayout::Legacy
         },
     };
-    let bucket = release.bucket()?;
-    let index_url = release.package_index_url()?;
-    let plan = release.plan(&args.source_dir)?;
     let mut log: Box<dyn Write> = if args.log.quiet {
         Box::new(std::io::sink())
     } else {
         Box::new(std::io::stderr())
     };
-    if args.structured {
-        plan.print(label, &mut log)?;
-    } else {
-        writeln!(
-            log,
-            "{plural}: {} -> s3://{}/{}",
-            args.source_dir.display(),
-            bucket.name(),
-            workflow_outputs::LEGACY_MULTI_ARCH_WHEEL_PREFIX
-        )?;
-    }
-    let suffix = if args.structured { " (structured)" } else { "" };
-    if args.dry_run {
-        plan.print_dry_run(&mut std::io::stdout().lock())
-            .context("Failed to write to stdout")?;
-        writeln!(log, "Uploaded {} wheel files{suffix}", plan.files.len())?;
-    } else {
-        let options = TransferOptions {
-            concurrency: args.upload_concurrency,
-            ..TransferOptions::default()
-        };
-        let backend =
-            crate::uploads::backend(None, options, bucket.region(), args.log.quiet, &lookup)
-                .await?;
-        let StorageBackend::S3(s3) = backend else {
-            unreachable!("no staging directory was given");
-        };
-        let report = release_publish::publish(&s3, &plan, args.upload_concurrency).await?;
-        if report.unchanged > 0 {
-            writeln!(
-                log,
-                "{} of them already published with the same content, left as they were",
-                report.unchanged
-            )?;
-        }
-        writeln!(
-            log,
-            "Uploaded {} wheel files{suffix}",
-            report.uploaded + report.unchanged
-        )?;
-    }
-    drop(log);
-    let outputs = [("package_index_url", index_url.as_str())];
-    let (text, written) = github_actions::set_outputs_reporting(&outputs, &lookup)?;
-    if !written {
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            github_actions::OUTPUTS_NOT_SET_WARNING
-        );
-    }
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("Failed to write to stdout")?;
+    let publication = release.start(&args.source_dir, labels, &mut log)?;
+    let progress = Arc::new(crate::progress::Progress::for_stderr(args.log.quiet));
+    let writers = Writers {
+        log: &mut log,
+        out: &mut std::io::stdout(),
+        warn: &mut std::io::stderr(),
+    };
+    publication
+        .finish(
+            args.dry_run,
+            args.upload_concurrency,
+            progress,
+            &lookup,
+            writers,
+        )
+        .await?;
     Ok(())
 }

@@ -2,15 +2,10 @@
 //! or a local staging directory) with progress bars. How a destination is named to the user
 //! and the preflight are storage-backend's, the log upload run-uploads'.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use file_tree::existing_dir;
-pub use run_uploads::upload_logs;
-pub use storage_backend::shown;
 use storage_backend::{Overwrite, StorageBackend, TransferOptions};
-use storage_location::StorageLocation;
 
 /// `--overwrite` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -78,22 +73,4 @@ pub async fn backend(
 ) -> Result<StorageBackend, storage_backend::Error> {
     let progress = Arc::new(crate::progress::Progress::for_stderr(quiet));
     StorageBackend::for_upload(output_dir, options, region, progress, lookup).await
-}
-
-/// Proves that `root` can be written to (credentials, bucket, a probe object written and
-/// deleted), printing `[INFO] Preflight ok: …` to `out`.
-pub async fn preflight(
-    backend: &StorageBackend,
-    root: &StorageLocation,
-    output_dir: Option<&Path>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let line = backend.preflight_upload(root, output_dir).await?;
-    writeln!(out, "{line}")?;
-    Ok(())
-}
-
-/// [`run_uploads::check_key_component`] with its message as text.
-pub fn check_key_component(value: &str, what: &str) -> Result<(), String> {
-    run_uploads::check_key_component(value, what).map_err(|e| e.to_string())
 }

@@ -2,13 +2,11 @@
 //! Edits are made in-process and verified before anything is written; printed values are the
 //! file's before the edit, as patchelf prints them.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{CommandFactory as _, Parser};
-use elf_patch::Edit;
+use elf_patch::{Edit, Print};
 
 /// Print or change the SONAME, RPATH/RUNPATH and NEEDED entries of ELF files.
 #[derive(Debug, Parser)]
@@ -78,67 +76,24 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .collect(),
         remove_rpath: args.remove_rpath,
         shrink_rpath: args.shrink_rpath,
-        allowed_rpath_prefixes: args
-            .allowed_rpath_prefixes
-            .iter()
-            .flat_map(|p| p.split(':'))
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        allowed_rpath_prefixes: Edit::prefixes_of(
+            args.allowed_rpath_prefixes.as_deref().unwrap_or_default(),
+        ),
     };
-    let mut failures = Vec::new();
+    let print = Print {
+        interpreter: args.print_interpreter,
+        soname: args.print_soname,
+        rpath: args.print_rpath,
+        needed: args.print_needed,
+    };
     let mut stdout = std::io::stdout().lock();
-    for file in &args.files {
-        let result = (|| -> anyhow::Result<()> {
-            print_before(args, file, &mut stdout)?;
-            if !edit.is_empty() || args.output.is_some() {
-                elf_patch::patch_file_to(file, args.output.as_deref(), &edit)?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            failures.push(format!("{e:#}"));
-        }
-    }
-    match failures.len() {
-        0 => Ok(()),
-        1 => Err(anyhow::anyhow!(failures.remove(0))),
-        n => Err(anyhow::anyhow!(
-            "{n} files failed:\n  {}",
-            failures.join("\n  ")
-        )),
-    }
-}
-
-/// Prints what was asked for, from the file as it is before any edit (patchelf prints each
-/// value before applying the edits).
-fn print_before(args: &Args, file: &Path, out: &mut impl Write) -> anyhow::Result<()> {
-    let printing =
-        args.print_interpreter || args.print_soname || args.print_rpath || args.print_needed;
-    if !printing {
-        return Ok(());
-    }
-    let info = elf_patch::read_file(file)?;
-    if args.print_interpreter {
-        let interp = info
-            .interpreter
-            .as_deref()
-            .with_context(|| format!("{}: no program interpreter", file.display()))?;
-        writeln!(out, "{interp}")?;
-    }
-    if args.print_soname
-        && let Some(soname) = &info.soname
-    {
-        writeln!(out, "{soname}")?;
-    }
-    if args.print_rpath {
-        writeln!(out, "{}", info.search_path().unwrap_or_default())?;
-    }
-    if args.print_needed {
-        for needed in &info.needed {
-            writeln!(out, "{needed}")?;
-        }
-    }
+    elf_patch::run_files(
+        &args.files,
+        print,
+        &edit,
+        args.output.as_deref(),
+        &mut stdout,
+    )?;
     Ok(())
 }
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use artifact_backend::pipeline::{FetchMode, TransferError};
-use artifact_backend::stages::{CopyRequest, PushRequest, RunOptions, StageFetchRequest};
+use artifact_backend::pipeline::{self, FetchMode, TransferError};
+use artifact_backend::stages::{CopyRequest, GivenRun, PushRequest, RunOptions, StageFetchRequest};
 use artifacts::Compression;
 use build_topology::{Checkout, Targets};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -223,51 +223,17 @@ struct InfoArgs {
     amdgpu_families: Option<String>,
 }
 
-fn env(var: &str) -> Option<String> {
-    std::env::var(var).ok()
-}
-
-/// Resolves the run options: flags, then the environment (spec §4.2).
+/// The run options: flags, then the environment.
 fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, TransferError> {
-    let run_id = args
-        .run_id
-        .clone()
-        .or_else(|| env("THEROCK_RUN_ID"))
-        .or_else(|| env("GITHUB_RUN_ID"));
-    let platform = match (args.platform, env("THEROCK_PLATFORM")) {
-        (Some(p), _) => p,
-        (None, Some(p)) => parse_platform(&p)
-            .map_err(|e| TransferError::Usage(format!("THEROCK_PLATFORM: {e}")))?,
-        (None, None) => Platform::host(),
-    };
-    let local_staging_dir = match (&args.local_staging_dir, env("THEROCK_LOCAL_STAGING_DIR")) {
-        (Some(dir), _) if dir.as_os_str().is_empty() => {
-            return Err(TransferError::Usage(
-                "--local-staging-dir is empty".to_owned(),
-            ));
-        }
-        (Some(dir), _) => Some(dir.clone()),
-        (None, Some(dir)) if dir.is_empty() => {
-            return Err(TransferError::Usage(
-                "THEROCK_LOCAL_STAGING_DIR is set but empty: unset it for S3, or give a directory"
-                    .to_owned(),
-            ));
-        }
-        (None, dir) => dir.map(PathBuf::from),
+    let given = GivenRun {
+        run_id: args.run_id.clone(),
+        platform: args.platform,
+        repository: args.run_github_repo.clone().and_then(|r| r.0),
+        local_staging_dir: args.local_staging_dir.clone(),
     };
     let limits = args.limits;
-    Ok(RunOptions {
-        run_id,
-        platform,
-        repository: args.run_github_repo.clone().and_then(|r| r.0),
-        local_staging_dir,
-        env: Arc::new(move |var| limits.over(github_actions::process_env)(var)),
-        concurrency,
-    })
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+    let env = Arc::new(move |var: &str| limits.over(github_actions::process_env)(var));
+    RunOptions::resolve(given, env, concurrency)
 }
 
 async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
@@ -292,7 +258,9 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                 },
                 download_cache_dir: a.download_cache_dir,
                 download_concurrency: concurrency,
-                extract_concurrency: a.extract_concurrency.map_or_else(cores, |n| n as usize),
+                extract_concurrency: a
+                    .extract_concurrency
+                    .map_or_else(pipeline::default_extract_concurrency, |n| n as usize),
                 exclude_components: a.exclude_components,
                 exclude_artifacts: a.exclude_artifacts,
                 allow_empty: a.allow_empty,
@@ -311,7 +279,7 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                     .map_err(|e| TransferError::Usage(e.to_string()))?,
                 compress_concurrency: a
                     .compress_concurrency
-                    .map_or_else(|| cores().div_ceil(2), |n| n as usize),
+                    .map_or_else(pipeline::default_compress_concurrency, |n| n as usize),
                 upload_concurrency: a.upload_concurrency as usize,
             };
             stages::push(&request, out).await?;

@@ -1,15 +1,12 @@
 //! Drop-in `build_python_packages.py`: the ROCm Python wheels and the `rocm` sdist from
 //! exploded build artifacts, staged in parallel with in-process ELF edits, written natively.
 
-use std::path::{Path, PathBuf};
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{ArgAction, Parser};
-use py_packaging::{BuildOptions, checkout_default_version, parse_family_list};
-
-/// Midnight, 1 January 1980: the earliest time a zip entry can carry.
-const DEFAULT_EPOCH: u64 = 315_532_800;
+use py_packaging::{BuildOptions, Given};
 
 /// Build the ROCm Python packages from artifacts.
 #[derive(Debug, Parser)]
@@ -74,93 +71,38 @@ struct Args {
     log: rock_ci::Verbosity,
 }
 
-const TEMPLATES: &str = "build_tools/packaging/python/templates";
-
-fn find_therock(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|d| d.join(TEMPLATES).is_dir())
-        .map(Path::to_path_buf)
-}
-
 fn run(args: Args) -> anyhow::Result<()> {
-    let timings = args.timings;
-    let therock = match &args.therock_dir {
-        Some(d) => Some(d.clone()),
-        None => find_therock(&std::env::current_dir()?),
-    };
-    let templates_dir = match (&args.templates_dir, &therock) {
-        (Some(t), _) => t.clone(),
-        (None, Some(root)) => root.join(TEMPLATES),
-        (None, None) => anyhow::bail!(
-            "no package templates: pass --templates-dir or --therock-dir, or run inside a TheRock checkout"
-        ),
-    };
-    let need_root = || {
-        therock
-            .clone()
-            .context("--therock-dir is needed to read version.json and the GPU family table")
-    };
     let mut stdout = std::io::stdout().lock();
-    let version = if args.version.is_empty() {
-        use std::io::Write as _;
-        writeln!(stdout, "::: Version not specified, choosing a default")?;
-        let v = checkout_default_version(&need_root()?)?;
-        writeln!(stdout, "::: Version defaulting to {v}")?;
-        v
-    } else {
-        args.version.clone()
+    let given = Given {
+        therock_dir: args.therock_dir.as_deref(),
+        templates_dir: args.templates_dir.as_deref(),
+        version: &args.version,
+        linux_families: args.linux_amdgpu_families.as_deref(),
+        windows_families: args.windows_amdgpu_families.as_deref(),
     };
-    let lists = [&args.linux_amdgpu_families, &args.windows_amdgpu_families]
-        .map(|v| v.as_deref().and_then(parse_family_list));
-    let [linux_targets, windows_targets] = if lists.iter().any(Option::is_some) {
-        let checkout = build_topology::Checkout {
-            topology: None,
-            therock_dir: Some(need_root()?),
-        };
-        let map = checkout.family_map()?;
-        let expand = |l: &Option<Vec<String>>| l.as_ref().map(|l| map.expand(l)).transpose();
-        [expand(&lists[0])?, expand(&lists[1])?]
-    } else {
-        [None, None]
-    };
-    let source_date_epoch = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?,
-        Err(_) => DEFAULT_EPOCH,
-    };
+    let resolved = given.resolve(std::env::current_dir, &mut stdout)?;
+    let epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
     let opts = BuildOptions {
         artifact_dir: args.artifact_dir,
         dest_dir: args.dest_dir,
         build_packages: !args.no_build_packages,
-        version,
+        version: resolved.version,
         version_suffix: args.version_suffix,
         devel_tarball_compression: args.devel_tarball_compression,
         wheel_compression: !args.no_wheel_compression,
         deflate_level: args.deflate_level,
-        linux_targets,
-        windows_targets,
-        templates_dir,
+        linux_targets: resolved.linux_targets,
+        windows_targets: resolved.windows_targets,
+        templates_dir: resolved.templates_dir,
         python: args.python,
         cc: std::env::var("CC").ok().filter(|c| !c.is_empty()),
-        source_date_epoch,
+        source_date_epoch: py_packaging::source_date_epoch(epoch.as_deref())?,
     };
     let start = std::time::Instant::now();
     py_packaging::run(&opts, &mut stdout)?;
-    if timings {
-        let stages: Vec<String> = py_packaging::stage_timings()
-            .into_iter()
-            .map(|(stage, d)| format!("{} {:.2}s", stage.name(), d.as_secs_f64()))
-            .collect();
-        use std::io::Write as _;
-        writeln!(
-            std::io::stderr(),
-            "timings: total {:.2}s; {}",
-            start.elapsed().as_secs_f64(),
-            stages.join(", ")
-        )?;
+    if args.timings {
+        let line = py_packaging::timings_line(start.elapsed());
+        writeln!(std::io::stderr(), "{line}")?;
     }
     Ok(())
 }

@@ -1,15 +1,13 @@
 //! Prints the full output layout of a CI run: every S3 location the upload and fetch tools
 //! use, for the given run, platform and artifact group.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
-use github_actions::{LayoutView, RunRequest, layout_json, layout_text, resolve_run_root};
+use github_actions::{LayoutRequest, RunRequest};
 use rock_ci::{RepositoryArg, exit_code, parse_platform, parse_release_type, parse_repository};
-use workflow_outputs::{Platform, ReleaseType, WorkflowOutputRoot};
+use workflow_outputs::{Platform, ReleaseType};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
@@ -64,63 +62,32 @@ fn non_empty_path(s: &str) -> Result<PathBuf, String> {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
-    let lookup = github_actions::process_env;
-    let platform = args.platform.unwrap_or_else(Platform::host);
     // `-q`: the bucket block is informational; the layout itself is still printed.
     let mut log: Box<dyn std::io::Write> = if args.log.quiet {
         Box::new(std::io::sink())
     } else {
         Box::new(std::io::stderr().lock())
     };
-    let (root, selection) = if args.local_staging_dir.is_some() {
-        (
-            WorkflowOutputRoot::for_local(Some(&args.run_id), Some(platform), None)?,
-            None,
-        )
-    } else {
-        let request = RunRequest {
+    let request = LayoutRequest {
+        run: RunRequest {
             run_id: args.run_id.clone(),
-            platform,
+            platform: args.platform.unwrap_or_else(Platform::host),
             repository: args.run_github_repo.clone().and_then(|r| r.0),
             release_type: args.release_type,
             lookup_workflow_run: args.lookup_workflow_run,
-        };
-        let (root, selection) = resolve_run_root(&request, &lookup, &mut log)?;
-        (root, Some(selection))
+        },
+        local_staging_dir: args.local_staging_dir.as_deref(),
+        artifact_group: &args.artifact_group,
+        stage: args.stage.as_deref().map(|s| (s, args.family.as_str())),
+        json: matches!(args.format, Format::Json),
     };
-    drop(log);
-
-    let stage = args.stage.as_deref().map(|s| (s, args.family.as_str()));
-    let entries = root.layout(&args.artifact_group, stage);
-    let view = match &args.local_staging_dir {
-        Some(dir) => LayoutView::Local(dir),
-        None => LayoutView::S3,
-    };
-    let text = match args.format {
-        Format::Text => layout_text(&entries, view)?,
-        Format::Json => layout_json(&root, &entries, view, selection.as_ref())?,
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("Failed to write the layout to stdout")?;
-
-    let root_loc = root.root();
-    let outputs = [
-        ("bucket", root.bucket().to_owned()),
-        ("prefix", root.prefix()),
-        ("s3_root", root_loc.s3_uri()),
-        ("https_root", root_loc.https_url()),
-    ];
-    let outputs: Vec<(&str, &str)> = outputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    github_actions::set_outputs(&outputs)?;
-    github_actions::append_step_summary(&format!(
-        "### CI outputs of run {}\n\n- bucket: `{}`\n- root: [{}]({}/)",
-        root.run_id(),
-        root.bucket(),
-        root_loc.s3_uri(),
-        root_loc.https_url()
-    ))?;
+    let mut stdout = std::io::stdout().lock();
+    github_actions::write_layout(
+        &request,
+        &github_actions::process_env,
+        &mut log,
+        &mut stdout,
+    )?;
     Ok(())
 }
 

@@ -81,7 +81,6 @@ struct Args {
 pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let request = FetchRequest {
         include: args.include,
         exclude: args.exclude,
@@ -89,7 +88,10 @@ pub(crate) fn main() -> ExitCode {
         artifact_group: args.artifact_group.filter(|g| !g.is_empty()),
         amdgpu_targets: parse_targets(&args.amdgpu_targets),
         download_concurrency: args.download_concurrency.max(1),
-        extract_concurrency: args.extract_concurrency.unwrap_or(cores).max(1),
+        extract_concurrency: args
+            .extract_concurrency
+            .unwrap_or_else(artifact_backend::pipeline::default_extract_concurrency)
+            .max(1),
         run_github_repo: args.run_github_repo.and_then(|r| r.0),
         run_id: args.run_id,
         output_dir: args.output_dir,

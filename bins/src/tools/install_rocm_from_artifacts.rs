@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Parser};
 use rock_ci::{RepositoryArg, block_on, parse_repository};
-use rocm_install::{COMPONENTS, FamilyTable, Request, Selection, Source};
+use rocm_install::{COMPONENTS, Request, Selection, Source};
 use workflow_outputs::Platform;
 
 /// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
@@ -87,7 +87,6 @@ pub(crate) fn main() -> ExitCode {
         (_, _, Some(dir)) => Source::InputDir(dir),
         _ => Source::LatestRelease,
     };
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let mut request = Request {
         output_dir: args.output_dir,
         artifact_group: args
@@ -102,19 +101,10 @@ pub(crate) fn main() -> ExitCode {
         family_table: None,
         platform: Platform::host(),
         download_concurrency: args.download_concurrency.max(1),
-        extract_concurrency: cores,
+        extract_concurrency: artifact_backend::pipeline::default_extract_concurrency(),
         allow_unverified: args.allow_unverified,
     };
-    if request.needs_family_table() {
-        let checkout = build_topology::Checkout {
-            topology: None,
-            therock_dir: args.therock_dir,
-        };
-        request.family_table = Some(match checkout.family_map() {
-            Ok(map) => FamilyTable::Loaded(map),
-            Err(e) => FamilyTable::Unavailable(format!("{e:#}")),
-        });
-    }
+    request.load_family_table(args.therock_dir);
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();

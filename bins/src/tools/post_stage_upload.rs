@@ -12,13 +12,8 @@ use run_uploads::check_key_component;
 use run_uploads::stage_logs::{Plan, run};
 use workflow_outputs::Platform;
 
-fn stage_name(s: &str) -> Result<String, String> {
-    if s.is_empty() {
-        return Err("the stage name is empty".to_owned());
-    }
-    check_key_component(s, "stage")
-        .map(|()| s.to_owned())
-        .map_err(|e| e.to_string())
+fn stage_name(s: &str) -> Result<String, run_uploads::KeyError> {
+    run_uploads::check_stage_name(s).map(|()| s.to_owned())
 }
 
 fn family_name(s: &str) -> Result<String, run_uploads::KeyError> {

@@ -2,11 +2,11 @@
 //! Python packages, deb and rpm repositories) from the artifacts bucket to the core product
 //! repository (`therock-repo-amd-{stream}-core`) by server-side copies.
 
-use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use release_publish::rocm::{PythonMode, RocmRelease};
-use storage_backend::{StorageBackend, TransferOptions};
+use release_publish::rocm::{PythonMode, RunPublication, publish_run};
+use rock_ci::progress::Progress;
 use workflow_outputs::{Platform, PythonIndex, ReleaseType};
 
 /// Publish a ROCm release run to the core release bucket.
@@ -61,58 +61,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         Box::new(std::io::stderr())
     };
-    let request = rock_ci::RunRequest {
-        run_id: args.run_id.clone(),
+    let publication = RunPublication {
+        run_id: args.run_id,
         platform,
-        repository: None,
-        release_type: Some(args.release_type),
-        lookup_workflow_run: false,
-    };
-    let (run, _) = rock_ci::resolve_run_root(&request, &lookup, &mut log)?;
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    let release = RocmRelease {
         release_type: args.release_type,
-        run,
-        python: if args.structured {
-            PythonMode::Structured(args.python_index)
-        } else if kpack_split {
-            PythonMode::LegacyKpackSplit
-        } else {
-            PythonMode::LegacyPerFamily
-        },
-        native_packages: platform == Platform::Linux && !args.skip_native_packages,
+        python: PythonMode::of(args.structured.then_some(args.python_index), kpack_split),
+        skip_native_packages: args.skip_native_packages,
         asan: args.build_variant == "asan",
-        date: file_tree::utc_date_stamp(secs).unwrap_or_default(),
-    };
-    let destination = release.destination()?;
-    let options = TransferOptions {
         concurrency: args.copy_concurrency,
-        ..TransferOptions::default()
+        dry_run: args.dry_run,
     };
-    let backend =
-        rock_ci::uploads::backend(None, options, destination.region(), args.log.quiet, &lookup)
-            .await?;
-    let StorageBackend::S3(s3) = backend else {
-        unreachable!("no staging directory was given");
-    };
-    let plan = release.plan(&s3).await?;
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout();
-    let dry_run: Option<&mut dyn std::io::Write> = if args.dry_run {
-        Some(&mut stdout)
-    } else {
-        None
-    };
-    let report =
-        release_publish::rocm::copy(&s3, &plan, args.copy_concurrency, dry_run, &mut log).await?;
-    if report.unchanged > 0 {
-        writeln!(
-            log,
-            "{} objects were already published with the same content and left as they were",
-            report.unchanged
-        )?;
-    }
+    publish_run(&publication, progress, &lookup, &mut stdout, &mut log).await?;
     Ok(())
 }
 

@@ -1,15 +1,14 @@
 //! Drop-in `upload_python_packages.py`: upload built wheels and sdists with the pages pip reads
 //! (`--find-links` and a simple index), and export the URL for later jobs.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
-use package_index::python::{self, Layout, Plan, banner};
-use rock_ci::{RunRequest, block_on, resolve_run_root};
-use storage_location::StorageLocation;
-use workflow_outputs::{Platform, WorkflowOutputRoot};
+use rock_ci::block_on;
+use rock_ci::progress::Progress;
+use run_uploads::python_packages::{Plan, run};
 
 /// Upload Python packages to S3 or a local directory.
 #[derive(Debug, Parser)]
@@ -52,123 +51,22 @@ pub(crate) fn main() -> ExitCode {
     if args.upload.output_dir.is_some() && args.bucket.is_some() {
         usage_error("--output-dir and --bucket are mutually exclusive");
     }
-    if !args.multiarch {
-        if args.artifact_group.is_empty() {
-            usage_error("--artifact-group is required for single-arch builds");
-        }
-        if let Err(e) =
-            rock_ci::uploads::check_key_component(&args.artifact_group, "artifact group")
-        {
-            usage_error(&e);
-        }
-    }
-    if args.multiarch && !args.artifact_group.is_empty() {
-        tracing::warn!(
-            "--artifact-group {} is not used with --multiarch: the multi-arch layout has no group in its paths",
-            args.artifact_group
-        );
-    }
     let lookup = args.limits.over(github_actions::process_env);
+    let plan = Plan {
+        packages_dir: args.input_packages_dir,
+        artifact_group: args.artifact_group,
+        run_id: args.run_id,
+        bucket: args.bucket,
+        multiarch: args.multiarch,
+        options: args.upload.options(),
+        output_dir: args.upload.output_dir,
+        preflight: args.upload.preflight,
+    };
+    if let Err(e) = plan.check_group() {
+        usage_error(&e.to_string());
+    }
+    let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    block_on(run(&args, &lookup, &mut stdout, &mut stderr))
-}
-
-/// Uploads the packages and their pages: progress to `out`, the bucket resolution to `log`.
-async fn run(
-    args: &Args,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-    log: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let output_dir = args.upload.output_dir.as_deref();
-    let options = args.upload.options();
-    let plan = Plan {
-        packages_dir: rock_ci::uploads::existing_dir(
-            &args.input_packages_dir,
-            "Packages root directory",
-        )?,
-        artifact_group: args.artifact_group.clone(),
-        run_id: args.run_id.clone(),
-        multiarch: args.multiarch,
-        output_dir: args.upload.output_dir.clone(),
-        dry_run: options.dry_run,
-    };
-    plan.print(out)?;
-
-    // The named bucket (no fork prefix, host platform), else the run's.
-    let (root, region) = if let Some(bucket) = &args.bucket {
-        let root = WorkflowOutputRoot::new(bucket.clone(), "", &args.run_id, Platform::host())?;
-        (root, storage_backend::DEFAULT_REGION.to_owned())
-    } else {
-        let request = RunRequest {
-            run_id: args.run_id.clone(),
-            platform: Platform::host(),
-            repository: None,
-            release_type: None,
-            lookup_workflow_run: false,
-        };
-        let (root, selection) = resolve_run_root(&request, lookup, log)?;
-        (root, selection.config().region().to_owned())
-    };
-    let group = if args.multiarch {
-        ""
-    } else {
-        &args.artifact_group
-    };
-    let location = root.python_packages(group);
-    let backend =
-        rock_ci::uploads::backend(output_dir, options, &region, args.log.quiet, lookup).await?;
-    if args.upload.preflight {
-        return rock_ci::uploads::preflight(&backend, &location, output_dir, out).await;
-    }
-    let shown = rock_ci::uploads::shown(output_dir, &location);
-    let layout = python::publish(&backend, &plan, &location, &shown, out).await?;
-    if output_dir.is_none() {
-        set_outputs(&location, &layout, options.dry_run, lookup, out)?;
-    }
-    writeln!(out)?;
-    writeln!(out, "[INFO] Done!")?;
-    Ok(())
-}
-
-/// Sets the step outputs and writes the job summary, printing what the reference prints (a dry
-/// run prints them instead).
-fn set_outputs(
-    location: &StorageLocation,
-    layout: &Layout,
-    dry_run: bool,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let step = python::step_outputs(location, layout);
-    writeln!(out, "{}", step.line)?;
-    let outputs = step.outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
-    let text = python::summary(location, layout, Platform::host());
-    banner(out, "Set github actions output")?;
-    if dry_run {
-        let json = github_actions::outputs_json(&outputs);
-        writeln!(out, "[DRY RUN] Would set github output:\n{json}")?;
-    } else {
-        let (text, written) = github_actions::set_outputs_reporting(&outputs, lookup)?;
-        write!(out, "{text}")?;
-        if !written {
-            writeln!(out, "{}", github_actions::OUTPUTS_NOT_SET_WARNING)?;
-        }
-    }
-    banner(out, "Write github actions build summary")?;
-    if dry_run {
-        writeln!(out, "[DRY RUN] Would write the job summary:\n{text}")?;
-    } else {
-        writeln!(out, "Writing job summary:\n{text}")?;
-        if github_actions::append_step_summary_with(&text, lookup)?
-            == github_actions::SummaryOutcome::NotConfigured
-        {
-            writeln!(
-                out,
-                "  Warning: GITHUB_STEP_SUMMARY env var not set, can't write job summary"
-            )?;
-        }
-    }
-    Ok(())
+    block_on(async { Ok(run(&plan, progress, &lookup, &mut stdout, &mut stderr).await?) })
 }

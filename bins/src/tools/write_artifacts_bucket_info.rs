@@ -2,7 +2,6 @@
 //! IAM role to assume for writing to it and its region as the step outputs `bucket`,
 //! `iam_role` and `aws_region` (what `configure_aws_artifacts_credentials` reads).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -36,25 +35,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let selection =
         github_actions::select_run_bucket(None, Some(release_type), None, &lookup, &mut log)?;
     drop(log);
-    let config = selection.config();
-    let iam_role = config.write_access_iam_role()?.unwrap_or_default();
-    let outputs = [
-        ("bucket", config.name()),
-        ("iam_role", iam_role.as_str()),
-        ("aws_region", config.region()),
-    ];
-    let (text, written) = github_actions::set_outputs_reporting(&outputs, &lookup)?;
-    if !written {
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            github_actions::OUTPUTS_NOT_SET_WARNING
-        );
-    }
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("Failed to write to stdout")?;
+    let outputs = selection.config().access_outputs()?;
+    let outputs = outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
+    let mut stdout = std::io::stdout().lock();
+    github_actions::report_outputs(&outputs, &lookup, &mut stdout, Some(&mut std::io::stderr()))?;
     Ok(())
 }
 

@@ -3,10 +3,8 @@
 //! step outputs `bucket`, `iam_role`, `aws_region` and `package_index_url` (what
 //! `configure_aws_product_publication_credentials` reads).
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Parser;
 use workflow_outputs::{ReleaseProduct, ReleaseType};
 
@@ -27,26 +25,12 @@ struct Args {
 fn run(args: &Args) -> anyhow::Result<()> {
     let lookup = github_actions::process_env;
     let config = workflow_outputs::product_release_bucket_config(args.release_type, args.product)?;
-    let iam_role = config.write_access_iam_role()?.unwrap_or_default();
+    let [bucket, iam_role, region] = config.access_outputs()?;
     let index_url = workflow_outputs::release_package_index_url(args.release_type)?;
-    let outputs = [
-        ("bucket", config.name()),
-        ("iam_role", iam_role.as_str()),
-        ("aws_region", config.region()),
-        ("package_index_url", index_url.as_str()),
-    ];
-    let (text, written) = github_actions::set_outputs_reporting(&outputs, &lookup)?;
-    if !written {
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            github_actions::OUTPUTS_NOT_SET_WARNING
-        );
-    }
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("Failed to write to stdout")?;
+    let outputs = [bucket, iam_role, region, ("package_index_url", index_url)];
+    let outputs = outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
+    let mut stdout = std::io::stdout().lock();
+    github_actions::report_outputs(&outputs, &lookup, &mut stdout, Some(&mut std::io::stderr()))?;
     Ok(())
 }
 

@@ -194,7 +194,10 @@ impl ArtifactBackend {
             ArtifactBackend::Local(b) => {
                 let path = b.base_path.join(sidecar_key(key));
                 if path.is_file() {
-                    Some(fs_err::read_to_string(&path).map_err(|e| FileError::read(&path, e))?)
+                    let read = storage_backend::blocking(move || {
+                        fs_err::read_to_string(&path).map_err(|e| FileError::read(&path, e))
+                    });
+                    Some(read.await?)
                 } else {
                     None
                 }
@@ -372,7 +375,9 @@ async fn resume_point(
     etag: &str,
     verifier: storage_backend::Verifier,
 ) -> Result<(storage_backend::Verifier, u64), Error> {
-    let stored_etag = fs_err::read_to_string(etag_file).ok();
+    let etag_path = etag_file.to_path_buf();
+    let stored_etag =
+        storage_backend::blocking(move || fs_err::read_to_string(etag_path).ok()).await;
     if partial.is_file() && !etag.is_empty() && stored_etag.as_deref() == Some(etag) {
         let p = partial.to_path_buf();
         let fresh = verifier.clone();

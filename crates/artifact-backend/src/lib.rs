@@ -528,8 +528,11 @@ impl ArtifactBackend {
         };
         let local_sidecar = PathBuf::from(format!("{}.sha256sum", source.display()));
         if local_sidecar.is_file() {
-            let text = fs_err::read_to_string(&local_sidecar)
-                .map_err(|e| FileError::read(&local_sidecar, e))?;
+            let path = local_sidecar.clone();
+            let text = storage_backend::blocking(move || {
+                fs_err::read_to_string(&path).map_err(|e| FileError::read(&path, e))
+            })
+            .await?;
             let expected = storage_backend::parse_sha256sum(&text)
                 .ok_or_else(|| Error::InvalidSidecar(local_sidecar.display().to_string()))?;
             if expected != sha {

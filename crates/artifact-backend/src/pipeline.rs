@@ -845,5 +845,17 @@ async fn download_cached(
     })
 }
 
+/// The default number of archives unpacked at once: the number of cores (2 when it cannot be
+/// told).
+pub fn default_extract_concurrency() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+/// The default number of archives written at once by a push: half the cores, at least 1
+/// (each compresses on the cores left).
+pub fn default_compress_concurrency() -> usize {
+    default_extract_concurrency().div_ceil(2)
+}
+
 #[cfg(test)]
 mod tests;

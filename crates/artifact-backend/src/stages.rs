@@ -45,6 +45,65 @@ pub struct RunOptions {
     pub concurrency: usize,
 }
 
+/// The run options as the command line gives them, before the environment fills them in.
+#[derive(Debug, Clone, Default)]
+pub struct GivenRun {
+    /// `--run-id`.
+    pub run_id: Option<String>,
+    /// `--platform`.
+    pub platform: Option<Platform>,
+    /// `--run-github-repo`.
+    pub repository: Option<GithubRepository>,
+    /// `--local-staging-dir`.
+    pub local_staging_dir: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// Fills `given` in from `env` (spec §4.2): the run id from `THEROCK_RUN_ID`, else
+    /// `GITHUB_RUN_ID`; the platform from `THEROCK_PLATFORM`, else this machine's; the
+    /// staging directory from `THEROCK_LOCAL_STAGING_DIR`. `env` is kept for the clients.
+    ///
+    /// # Errors
+    /// [`TransferError::Usage`]: a `THEROCK_PLATFORM` that names no platform, or an empty
+    /// staging directory (flag or variable).
+    pub fn resolve(given: GivenRun, env: Env, concurrency: usize) -> Result<Self, TransferError> {
+        let run_id = given
+            .run_id
+            .or_else(|| env("THEROCK_RUN_ID"))
+            .or_else(|| env("GITHUB_RUN_ID"));
+        let platform = match (given.platform, env("THEROCK_PLATFORM")) {
+            (Some(p), _) => p,
+            (None, Some(p)) => p.parse().map_err(|e: workflow_outputs::Error| {
+                TransferError::Usage(format!("THEROCK_PLATFORM: {e}"))
+            })?,
+            (None, None) => Platform::host(),
+        };
+        let local_staging_dir = match (given.local_staging_dir, env("THEROCK_LOCAL_STAGING_DIR")) {
+            (Some(dir), _) if dir.as_os_str().is_empty() => {
+                return Err(TransferError::Usage(
+                    "--local-staging-dir is empty".to_owned(),
+                ));
+            }
+            (Some(dir), _) => Some(dir),
+            (None, Some(dir)) if dir.is_empty() => {
+                return Err(TransferError::Usage(
+                    "THEROCK_LOCAL_STAGING_DIR is set but empty: unset it for S3, or give a directory"
+                        .to_owned(),
+                ));
+            }
+            (None, dir) => dir.map(PathBuf::from),
+        };
+        Ok(RunOptions {
+            run_id,
+            platform,
+            repository: given.repository,
+            local_staging_dir,
+            env,
+            concurrency,
+        })
+    }
+}
+
 /// How a backend finds its run's bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lookup {
@@ -318,3 +377,6 @@ fn inbound<'a>(
     ));
     Ok(Some(inbound))
 }
+
+#[cfg(test)]
+mod tests;

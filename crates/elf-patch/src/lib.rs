@@ -21,6 +21,7 @@
 //! # Ok::<(), elf_patch::Error>(())
 //! ```
 
+mod batch;
 mod classify;
 mod displace;
 mod file;
@@ -39,6 +40,7 @@ mod tests;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
+pub use batch::{Print, print_values, run_files};
 pub use classify::{FileType, classify_bytes, file_soname, file_type};
 pub use parse::{Class, Elf, Endian, is_elf};
 pub use write::{Edit, combined_search_path, patch};
@@ -93,6 +95,33 @@ pub enum Error {
         /// What it is instead ("a FIFO", "a character device", …).
         kind: &'static str,
     },
+    /// `--print-interpreter` of a file without `PT_INTERP`.
+    #[error("{}: no program interpreter", path.display())]
+    NoInterpreter {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A printed value could not be written.
+    #[error("{0}")]
+    Output(std::io::Error),
+    /// Several files of a [`run_files`] failed; each error in order.
+    #[error("{} files failed:\n  {}", .0.len(), Failures(.0))]
+    Failed(Vec<Error>),
+}
+
+/// The errors of [`Error::Failed`], one per line.
+struct Failures<'a>(&'a [Error]);
+
+impl std::fmt::Display for Failures<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n  ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
 }
 
 impl Error {
@@ -107,7 +136,7 @@ impl Error {
     pub fn elf(&self) -> Option<&ElfError> {
         match self {
             Error::Elf { reason, .. } => Some(reason),
-            Error::Io { .. } | Error::NotRegular { .. } => None,
+            _ => None,
         }
     }
 }

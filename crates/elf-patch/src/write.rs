@@ -43,6 +43,16 @@ pub struct Edit {
 }
 
 impl Edit {
+    /// The prefixes of a `:`-separated `--allowed-rpath-prefixes` value (empty entries
+    /// dropped), for [`Edit::allowed_rpath_prefixes`].
+    pub fn prefixes_of(value: &str) -> Vec<String> {
+        value
+            .split(':')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// Whether the edit changes nothing.
     pub fn is_empty(&self) -> bool {
         self.set_rpath.is_none()

@@ -33,6 +33,43 @@ pub(crate) fn non_empty(lookup: &dyn Fn(&str) -> Option<String>, var: &str) -> O
     lookup(var).filter(|v| !v.is_empty())
 }
 
+/// The values of the GitHub environment that logs must not show: the API tokens, and the
+/// `user:password` of the API and server URLs (see [`storage_location::url_secrets`]).
+pub fn secret_values(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let urls = [EnvVars::GITHUB_API_URL, EnvVars::GITHUB_SERVER_URL]
+        .into_iter()
+        .filter_map(lookup);
+    [EnvVars::GITHUB_TOKEN, EnvVars::GH_TOKEN]
+        .into_iter()
+        .filter_map(lookup)
+        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
+        .collect()
+}
+
+/// `lookup`'s answers for `vars`, owned, for work moved to a blocking thread pool.
+pub fn captured(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    vars: &[&'static str],
+) -> impl Fn(&str) -> Option<String> + Send + 'static {
+    let values: Vec<(&'static str, Option<String>)> =
+        vars.iter().map(|var| (*var, lookup(var))).collect();
+    move |var: &str| {
+        values
+            .iter()
+            .find(|(name, _)| *name == var)
+            .and_then(|(_, value)| value.clone())
+    }
+}
+
+/// The variables [`crate::resolve_run_root`] reads for a run it does not look up on the API
+/// (`lookup_workflow_run` false): the repository, the release type and the event.
+pub const CURRENT_RUN_ROOT_VARS: [&str; 4] = [
+    workflow_outputs::EnvVars::GITHUB_REPOSITORY,
+    workflow_outputs::EnvVars::RELEASE_TYPE,
+    EnvVars::GITHUB_EVENT_NAME,
+    EnvVars::GITHUB_EVENT_PATH,
+];
+
 /// Looks variables up in the process environment.
 pub fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok()

@@ -8,6 +8,8 @@ use serde_json::json;
 use storage_location::{StorageLocation, UnsafeKeyError};
 use workflow_outputs::{BucketSelection, WorkflowOutputRoot};
 
+use crate::{RunRequest, RunRootError, resolve_run_root};
+
 /// Why a layout could not be rendered.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -15,12 +17,79 @@ pub enum LayoutError {
     /// A location would leave the local staging directory (a `..` in a name).
     #[error(transparent)]
     UnsafeKey(#[from] UnsafeKeyError),
-    /// The write role of the bucket cannot be named.
+    /// The local root cannot be named (a bad run id) or the write role of the bucket cannot.
     #[error(transparent)]
     Outputs(#[from] workflow_outputs::Error),
+    /// The run's output root could not be resolved.
+    #[error(transparent)]
+    RunRoot(#[from] RunRootError),
+    /// The layout could not be written.
+    #[error("Failed to write the layout to stdout")]
+    Write(#[source] std::io::Error),
+    /// The step outputs or summary could not be written.
+    #[error(transparent)]
+    Step(#[from] crate::WriteError),
     /// The document could not be serialized.
     #[error("Failed to serialize the layout as JSON")]
     Json(#[source] serde_json::Error),
+}
+
+impl LayoutError {
+    /// Whether what the caller gave is at fault (exit 2): a run id or URL setting that is no
+    /// valid value.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Self::RunRoot(e) if e.is_usage())
+    }
+}
+
+/// What `ci_layout` shows: a run's layout in S3 (resolved as [`resolve_run_root`] does) or in
+/// a local staging directory (bucket `local`).
+#[derive(Debug, Clone)]
+pub struct LayoutRequest<'a> {
+    /// The run.
+    pub run: RunRequest,
+    /// The local staging directory, instead of S3.
+    pub local_staging_dir: Option<&'a Path>,
+    /// The artifact group whose logs and manifests are shown.
+    pub artifact_group: &'a str,
+    /// A multi-arch stage and GPU family whose log directory is shown too.
+    pub stage: Option<(&'a str, &'a str)>,
+    /// The JSON document ([`layout_json`]) instead of the text table ([`layout_text`]).
+    pub json: bool,
+}
+
+/// Writes the layout of `request` to `out` (the bucket decision to `log`), then sets the root's
+/// step outputs and summary ([`write_root_outputs`]).
+///
+/// # Errors
+/// [`LayoutError`]: the run root, the layout, `out`, and the step files.
+pub fn write_layout(
+    request: &LayoutRequest<'_>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    log: &mut dyn std::io::Write,
+    out: &mut dyn std::io::Write,
+) -> Result<(), LayoutError> {
+    let run = &request.run;
+    let (root, selection) = if request.local_staging_dir.is_some() {
+        let root = WorkflowOutputRoot::for_local(Some(&run.run_id), Some(run.platform), None)?;
+        (root, None)
+    } else {
+        let (root, selection) = resolve_run_root(run, lookup, log)?;
+        (root, Some(selection))
+    };
+    let entries = root.layout(request.artifact_group, request.stage);
+    let view = match request.local_staging_dir {
+        Some(dir) => LayoutView::Local(dir),
+        None => LayoutView::S3,
+    };
+    let text = if request.json {
+        layout_json(&root, &entries, view, selection.as_ref())?
+    } else {
+        layout_text(&entries, view)?
+    };
+    out.write_all(text.as_bytes()).map_err(LayoutError::Write)?;
+    write_root_outputs(&root, lookup)?;
+    Ok(())
 }
 
 /// Where the locations of a layout are shown.
@@ -95,4 +164,36 @@ pub fn layout_json(
     });
     let text = serde_json::to_string_pretty(&doc).map_err(LayoutError::Json)?;
     Ok(text + "\n")
+}
+
+/// Sets the step outputs `bucket`, `prefix`, `s3_root` and `https_root` of `root`, and
+/// appends a `### CI outputs of run …` block linking the root to the job summary, finding the
+/// files through `lookup`.
+///
+/// # Errors
+/// The outputs or summary file could not be written.
+pub fn write_root_outputs(
+    root: &WorkflowOutputRoot,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), crate::WriteError> {
+    let root_loc = root.root();
+    let outputs = [
+        ("bucket", root.bucket().to_owned()),
+        ("prefix", root.prefix()),
+        ("s3_root", root_loc.s3_uri()),
+        ("https_root", root_loc.https_url()),
+    ];
+    let outputs: Vec<(&str, &str)> = outputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    crate::set_outputs_with(&outputs, lookup)?;
+    crate::append_step_summary_with(
+        &format!(
+            "### CI outputs of run {}\n\n- bucket: `{}`\n- root: [{}]({}/)",
+            root.run_id(),
+            root.bucket(),
+            root_loc.s3_uri(),
+            root_loc.https_url()
+        ),
+        lookup,
+    )?;
+    Ok(())
 }

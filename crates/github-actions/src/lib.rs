@@ -35,13 +35,16 @@ pub use api::{
     ApiError, DEFAULT_API_URL, DEFAULT_SERVER_URL, GithubClient, HeadRepository, RetryPolicy,
     WorkflowRun, check_run_id,
 };
-pub use env::{EnvVars, process_env};
+pub use env::{CURRENT_RUN_ROOT_VARS, EnvVars, captured, process_env, secret_values};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};
-pub use layout::{LayoutError, LayoutView, layout_json, layout_text};
+pub use layout::{
+    LayoutError, LayoutRequest, LayoutView, layout_json, layout_text, write_layout,
+    write_root_outputs,
+};
 pub use outputs::{
-    InvalidBool, OUTPUTS_NOT_SET_WARNING, SummaryOutcome, WriteError, append_step_summary,
-    append_step_summary_with, format_outputs, outputs_json, set_outputs, set_outputs_reporting,
-    set_outputs_with, str2bool,
+    InvalidBool, OUTPUTS_NOT_SET_WARNING, ReportError, SummaryOutcome, WriteError,
+    append_step_summary, append_step_summary_with, format_outputs, outputs_json, report_outputs,
+    set_outputs, set_outputs_reporting, set_outputs_with, str2bool,
 };
 pub use run_root::{
     RunFacts, RunRequest, RunRootError, resolve_run_root, select_bucket, select_bucket_for_run,

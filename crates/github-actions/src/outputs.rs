@@ -160,3 +160,35 @@ pub fn str2bool(value: &str) -> Result<bool, InvalidBool> {
         _ => Err(InvalidBool(normalized)),
     }
 }
+
+/// [`report_outputs`] could not finish: the outputs file or the transcript failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The outputs file could not be written.
+    #[error(transparent)]
+    Outputs(#[from] WriteError),
+    /// The transcript could not be written to its writer (stdout for the tools).
+    #[error("Failed to write to stdout")]
+    Stdout(#[source] io::Error),
+}
+
+/// Sets `outputs` with [`set_outputs_reporting`] and writes its transcript to `out`, then
+/// [`OUTPUTS_NOT_SET_WARNING`] to `warn` (to `out` when `None`) when
+/// [`EnvVars::GITHUB_OUTPUT`] is not set. A warning that cannot be written is dropped.
+pub fn report_outputs(
+    outputs: &[(&str, &str)],
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    warn: Option<&mut dyn Write>,
+) -> Result<(), ReportError> {
+    let (text, written) = set_outputs_reporting(outputs, lookup)?;
+    out.write_all(text.as_bytes())
+        .map_err(ReportError::Stdout)?;
+    if !written {
+        let _ = match warn {
+            Some(warn) => writeln!(warn, "{OUTPUTS_NOT_SET_WARNING}"),
+            None => writeln!(out, "{OUTPUTS_NOT_SET_WARNING}"),
+        };
+    }
+    Ok(())
+}

@@ -19,6 +19,12 @@ pub enum Error {
     /// Writing the progress lines failed.
     #[error("Failed to write the output")]
     Output(#[source] io::Error),
+    /// The step outputs could not be set.
+    #[error(transparent)]
+    Outputs(#[from] github_actions::ReportError),
+    /// The job summary could not be written.
+    #[error(transparent)]
+    Summary(#[from] github_actions::WriteError),
     /// A local file operation failed (the error names the file).
     #[error(transparent)]
     Io(#[from] io::Error),

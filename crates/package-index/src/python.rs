@@ -401,6 +401,48 @@ pub fn step_outputs(location: &StorageLocation, layout: &Layout) -> StepOutputs 
     }
 }
 
+/// Sets the step outputs ([`step_outputs`]) and writes the job summary ([`summary`] for
+/// `platform`), with the reference's transcript on `out`; a dry run prints them instead.
+///
+/// # Errors
+/// [`Error::Output`] when `out` fails, [`Error::Outputs`] and [`Error::Summary`] when the
+/// outputs or summary file cannot be written.
+pub fn set_outputs(
+    location: &StorageLocation,
+    layout: &Layout,
+    platform: Platform,
+    dry_run: bool,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let step = step_outputs(location, layout);
+    say!(out, "{}", step.line)?;
+    let outputs = step.outputs.each_ref().map(|(k, v)| (*k, v.as_str()));
+    let text = summary(location, layout, platform);
+    banner(out, "Set github actions output")?;
+    if dry_run {
+        let json = github_actions::outputs_json(&outputs);
+        say!(out, "[DRY RUN] Would set github output:\n{json}")?;
+    } else {
+        github_actions::report_outputs(&outputs, lookup, out, None)?;
+    }
+    banner(out, "Write github actions build summary")?;
+    if dry_run {
+        say!(out, "[DRY RUN] Would write the job summary:\n{text}")?;
+    } else {
+        say!(out, "Writing job summary:\n{text}")?;
+        if github_actions::append_step_summary_with(&text, lookup)?
+            == github_actions::SummaryOutcome::NotConfigured
+        {
+            say!(
+                out,
+                "  Warning: GITHUB_STEP_SUMMARY env var not set, can't write job summary"
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Uploads the packages (everything in `files`); the pages are written after.
 async fn upload(
     backend: &StorageBackend,

@@ -16,6 +16,32 @@ pub enum Error {
     /// Writing an archive failed.
     #[error(transparent)]
     Archive(#[from] artifacts::Error),
+    /// No package templates: none given and no checkout found.
+    #[error(
+        "no package templates: pass --templates-dir or --therock-dir, or run inside a TheRock checkout"
+    )]
+    NoTemplates,
+    /// `version.json` or the GPU family table is needed and no checkout was given or found.
+    #[error("--therock-dir is needed to read version.json and the GPU family table")]
+    NoCheckout,
+    /// The working directory cannot be read.
+    #[error(transparent)]
+    CurrentDir(std::io::Error),
+    /// The GPU family table cannot be read.
+    #[error(transparent)]
+    Checkout(#[from] build_topology::CheckoutError),
+    /// A family list names families the table does not know.
+    #[error(transparent)]
+    UnknownFamilies(#[from] build_topology::UnknownFamilies),
+    /// `SOURCE_DATE_EPOCH` is no whole number of seconds.
+    #[error("SOURCE_DATE_EPOCH={value:?} is not a number of seconds")]
+    SourceDateEpoch {
+        /// The value.
+        value: String,
+        /// Why it does not parse.
+        #[source]
+        source: std::num::ParseIntError,
+    },
     /// Writing the progress lines failed.
     #[error("Failed to write the progress output")]
     Output(#[source] std::io::Error),

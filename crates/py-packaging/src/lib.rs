@@ -7,6 +7,7 @@ mod catalog;
 mod devel;
 mod error;
 mod families;
+mod invocation;
 mod names;
 mod params;
 mod populate;
@@ -31,6 +32,9 @@ pub use build_topology::FamilyMap;
 pub use catalog::{ArtifactCatalog, Entry, EntryKind};
 pub use error::Error;
 pub use families::{checkout_default_version, default_version, parse_family_list, valid_yyyymmdd};
+pub use invocation::{
+    DEFAULT_EPOCH, Given, Resolved, TEMPLATES, find_therock, source_date_epoch, timings_line,
+};
 pub use names::{Logical, Naming};
 pub use params::Parameters;
 pub use sdist::MIN_SETUPTOOLS;

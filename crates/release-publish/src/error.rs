@@ -31,6 +31,15 @@ pub enum Error {
     /// A progress line could not be written.
     #[error("Failed to write the progress lines")]
     Output(#[source] std::io::Error),
+    /// The run's output root could not be resolved.
+    #[error(transparent)]
+    RunRoot(#[from] github_actions::RunRootError),
+    /// A dry-run line could not be written to stdout.
+    #[error("Failed to write to stdout")]
+    Stdout(#[source] std::io::Error),
+    /// The step outputs could not be set.
+    #[error(transparent)]
+    Outputs(#[from] github_actions::ReportError),
     /// The source directory could not be listed.
     #[error(transparent)]
     Read(#[from] FileError),
@@ -107,8 +116,14 @@ impl fmt::Display for Failures<'_> {
 
 impl Error {
     /// Whether the caller's input is at fault before anything was attempted (exit 2): a
-    /// release type without product buckets.
+    /// release type without product buckets, a run id or endpoint setting that is no valid
+    /// value.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Layout(_))
+        match self {
+            Error::Layout(_) => true,
+            Error::RunRoot(e) => e.is_usage(),
+            Error::Storage(e) => e.is_usage(),
+            _ => false,
+        }
     }
 }

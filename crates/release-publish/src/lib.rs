@@ -34,5 +34,8 @@ pub mod names;
 pub mod rocm;
 
 pub use error::Error;
-pub use local::{LocalRelease, PackageLayout, PlannedFile, PublishReport, UploadPlan, publish};
+pub use local::{
+    LocalPublication, LocalRelease, PackageLayout, PlannedFile, PublishReport, UploadPlan, Writers,
+    publish,
+};
 pub use names::{NameError, package_name};

@@ -3,9 +3,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use futures::StreamExt as _;
-use storage_backend::{S3StorageBackend, StorageBackend, WriteCondition};
+use storage_backend::{
+    Reporter, S3StorageBackend, StorageBackend, TransferOptions, WriteCondition,
+};
 use storage_location::StorageLocation;
 use workflow_outputs::{
     LEGACY_MULTI_ARCH_WHEEL_PREFIX, PythonIndex, ReleaseBucketType, ReleaseProduct, ReleaseType,
@@ -173,6 +176,125 @@ impl LocalRelease {
             }
         }
         Ok(UploadPlan { files })
+    }
+}
+
+/// The writers a publication reports to.
+pub struct Writers<'a> {
+    /// The progress lines (stderr, or a sink with `-q`).
+    pub log: &'a mut dyn Write,
+    /// The dry-run lines and the step outputs transcript (stdout).
+    pub out: &'a mut dyn Write,
+    /// The warning that the step outputs could not be set (stderr, also with `-q`).
+    pub warn: &'a mut dyn Write,
+}
+
+/// A publication of locally built packages, planned and announced: what
+/// [`LocalRelease::start`] returns and [`LocalPublication::finish`] completes.
+#[derive(Debug, Clone)]
+pub struct LocalPublication {
+    plan: UploadPlan,
+    bucket: S3BucketConfig,
+    index_url: String,
+    structured: bool,
+}
+
+impl LocalRelease {
+    /// Plans the publication of `source_dir` and writes its announcement to `log`: one
+    /// `{label}: {source} -> {destination}` line per file in the structured layout, else one
+    /// `{plural}: {source_dir} -> s3://{bucket}/v4/whl` line (`label` names one file, e.g.
+    /// `PyTorch wheel`; `plural` the directory, `PyTorch wheels`).
+    ///
+    /// # Errors
+    /// [`LocalRelease::plan`]'s errors, and [`Error::Output`] when `log` fails.
+    pub fn start(
+        &self,
+        source_dir: &Path,
+        (label, plural): (&str, &str),
+        log: &mut dyn Write,
+    ) -> Result<LocalPublication, Error> {
+        let bucket = self.bucket()?;
+        let index_url = self.package_index_url()?;
+        let plan = self.plan(source_dir)?;
+        let structured = matches!(self.layout, PackageLayout::Structured(_));
+        if structured {
+            plan.print(label, log).map_err(Error::Output)?;
+        } else {
+            writeln!(
+                log,
+                "{plural}: {} -> s3://{}/{LEGACY_MULTI_ARCH_WHEEL_PREFIX}",
+                source_dir.display(),
+                bucket.name(),
+            )
+            .map_err(Error::Output)?;
+        }
+        Ok(LocalPublication {
+            plan,
+            bucket,
+            index_url,
+            structured,
+        })
+    }
+}
+
+impl LocalPublication {
+    /// The region of the destination bucket.
+    pub fn region(&self) -> &str {
+        self.bucket.region()
+    }
+
+    /// The planned files.
+    pub fn plan(&self) -> &UploadPlan {
+        &self.plan
+    }
+
+    /// Publishes the plan ([`publish`], `concurrency` at a time, progress to `reporter`, the
+    /// client configured from `lookup`), or in a dry run writes its dry-run lines to
+    /// `writers.out`; then the `Uploaded N wheel files[ (structured)]` line, and the step
+    /// output `package_index_url` with its transcript.
+    ///
+    /// # Errors
+    /// The backend's and [`publish`]'s errors, [`Error::Output`] or [`Error::Stdout`] when a
+    /// writer fails, and [`Error::Outputs`] when the outputs file cannot be written.
+    pub async fn finish(
+        &self,
+        dry_run: bool,
+        concurrency: usize,
+        reporter: Arc<dyn Reporter>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        writers: Writers<'_>,
+    ) -> Result<(), Error> {
+        let Writers { log, out, warn } = writers;
+        let suffix = if self.structured { " (structured)" } else { "" };
+        let count = if dry_run {
+            self.plan.print_dry_run(out).map_err(Error::Stdout)?;
+            self.plan.files.len()
+        } else {
+            let options = TransferOptions {
+                concurrency,
+                ..TransferOptions::default()
+            };
+            let region = self.region();
+            let backend =
+                StorageBackend::for_upload(None, options, region, reporter, lookup).await?;
+            let StorageBackend::S3(backend) = backend else {
+                unreachable!("no staging directory was given");
+            };
+            let report = publish(&backend, &self.plan, concurrency).await?;
+            if report.unchanged > 0 {
+                writeln!(
+                    log,
+                    "{} of them already published with the same content, left as they were",
+                    report.unchanged
+                )
+                .map_err(Error::Output)?;
+            }
+            report.uploaded + report.unchanged
+        };
+        writeln!(log, "Uploaded {count} wheel files{suffix}").map_err(Error::Output)?;
+        let outputs = [("package_index_url", self.index_url.as_str())];
+        github_actions::report_outputs(&outputs, lookup, out, Some(warn))?;
+        Ok(())
     }
 }
 

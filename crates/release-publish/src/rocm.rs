@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use futures::StreamExt as _;
-use storage_backend::{ObjectHead, S3StorageBackend, StorageBackend};
+use storage_backend::{ObjectHead, Reporter, S3StorageBackend, StorageBackend, TransferOptions};
 use storage_location::StorageLocation;
 use workflow_outputs::{
-    LEGACY_MULTI_ARCH_WHEEL_PREFIX, LEGACY_PER_FAMILY_WHEEL_PREFIXES, PythonIndex,
+    LEGACY_MULTI_ARCH_WHEEL_PREFIX, LEGACY_PER_FAMILY_WHEEL_PREFIXES, Platform, PythonIndex,
     ReleaseBucketType, ReleaseProduct, ReleaseType, S3BucketConfig, WorkflowOutputRoot,
 };
 
@@ -41,6 +42,110 @@ pub struct RocmRelease {
     pub asan: bool,
     /// The date of the native package directories (`YYYYMMDD`).
     pub date: String,
+}
+
+impl PythonMode {
+    /// The mode of a run's flags: the structured layout in `index` when given, else the
+    /// legacy layout of a kpack-split or a per-family build.
+    pub fn of(structured: Option<PythonIndex>, kpack_split: bool) -> Self {
+        match structured {
+            Some(index) => PythonMode::Structured(index),
+            None if kpack_split => PythonMode::LegacyKpackSplit,
+            None => PythonMode::LegacyPerFamily,
+        }
+    }
+}
+
+/// A publication of a run as the command line asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPublication {
+    /// The run.
+    pub run_id: String,
+    /// Its platform (native packages are published from Linux runs only).
+    pub platform: Platform,
+    /// The release type (not `ci`).
+    pub release_type: ReleaseType,
+    /// Where the Python packages go.
+    pub python: PythonMode,
+    /// Leave out the deb and rpm repositories.
+    pub skip_native_packages: bool,
+    /// An ASAN build.
+    pub asan: bool,
+    /// Objects copied at once.
+    pub concurrency: usize,
+    /// Print the planned copies, copy nothing.
+    pub dry_run: bool,
+}
+
+/// Publishes a run: resolves its output root in the artifacts bucket (the selection report
+/// to `log`), plans every copy with today's date for the native package directories, and
+/// [`copy`]s (the `[DRY RUN]` lines to `out` in a dry run), telling how many objects were
+/// already published.
+///
+/// # Errors
+/// [`Error::RunRoot`], the backend's errors, and those of [`RocmRelease::plan`] and [`copy`].
+pub async fn publish_run(
+    publication: &RunPublication,
+    reporter: Arc<dyn Reporter>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<(), Error> {
+    let request = github_actions::RunRequest {
+        run_id: publication.run_id.clone(),
+        platform: publication.platform,
+        repository: None,
+        release_type: Some(publication.release_type),
+        lookup_workflow_run: false,
+    };
+    // Its bucket decision reads the event payload: on the blocking pool.
+    let env = github_actions::captured(lookup, &github_actions::CURRENT_RUN_ROOT_VARS);
+    let (resolved, report) = storage_backend::blocking(move || {
+        let mut report = Vec::new();
+        let resolved = github_actions::resolve_run_root(&request, &env, &mut report);
+        (resolved, report)
+    })
+    .await;
+    log.write_all(&report).map_err(Error::Output)?;
+    let (run, _) = resolved?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let release = RocmRelease {
+        release_type: publication.release_type,
+        run,
+        python: publication.python,
+        native_packages: publication.platform == Platform::Linux
+            && !publication.skip_native_packages,
+        asan: publication.asan,
+        date: file_tree::utc_date_stamp(secs).unwrap_or_default(),
+    };
+    let destination = release.destination()?;
+    let options = TransferOptions {
+        concurrency: publication.concurrency,
+        ..TransferOptions::default()
+    };
+    let backend =
+        StorageBackend::for_upload(None, options, destination.region(), reporter, lookup).await?;
+    let StorageBackend::S3(s3) = backend else {
+        unreachable!("no staging directory was given");
+    };
+    let plan = release.plan(&s3).await?;
+    let dry_run = if publication.dry_run {
+        Some(&mut *out)
+    } else {
+        None
+    };
+    let report = copy(&s3, &plan, publication.concurrency, dry_run, log).await?;
+    if report.unchanged > 0 {
+        writeln!(
+            log,
+            "{} objects were already published with the same content and left as they were",
+            report.unchanged
+        )
+        .map_err(Error::Output)?;
+    }
+    Ok(())
 }
 
 /// What one group of copies is.

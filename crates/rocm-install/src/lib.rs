@@ -83,6 +83,23 @@ impl Request {
     pub fn needs_family_table(&self) -> bool {
         matches!(self.source, Source::Run(_)) && self.amdgpu_targets.is_empty()
     }
+
+    /// Sets [`Request::family_table`] when [`Request::needs_family_table`]: the table of the
+    /// checkout `therock_dir` (else the one found from the working directory), or why it could
+    /// not be loaded.
+    pub fn load_family_table(&mut self, therock_dir: Option<PathBuf>) {
+        if !self.needs_family_table() {
+            return;
+        }
+        let checkout = build_topology::Checkout {
+            topology: None,
+            therock_dir,
+        };
+        self.family_table = Some(match checkout.family_map() {
+            Ok(map) => FamilyTable::Loaded(map),
+            Err(e) => FamilyTable::Unavailable(format!("{e:#}")),
+        });
+    }
 }
 
 /// The family's targets when `--amdgpu-targets` is empty (non-strict: none for an unknown

@@ -71,3 +71,14 @@ fn copies_land_as_rsync_puts_them() {
         Path::new("/o")
     );
 }
+
+#[test]
+fn the_family_table_is_loaded_only_when_needed() {
+    let dir = PathBuf::from("/nonexistent/therock");
+    let mut r = request(Source::LatestRelease);
+    r.load_family_table(Some(dir.clone()));
+    assert!(r.family_table.is_none());
+    let mut r = request(Source::Run("5".into()));
+    r.load_family_table(Some(dir));
+    assert!(matches!(r.family_table, Some(FamilyTable::Unavailable(_))));
+}

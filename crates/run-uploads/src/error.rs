@@ -34,6 +34,9 @@ pub enum Error {
     /// A log archive could not be written.
     #[error(transparent)]
     Archive(#[from] artifacts::Error),
+    /// A package repository could not be prepared or published.
+    #[error(transparent)]
+    Repo(#[from] package_index::Error),
     /// The job's output lines could not be written.
     #[error(transparent)]
     Output(#[from] io::Error),
@@ -228,6 +231,12 @@ pub enum KeyError {
         /// The first character that cannot be.
         found: char,
     },
+    /// An empty multi-arch stage name.
+    #[error("the stage name is empty")]
+    NoStage,
+    /// A single-arch upload without an artifact group.
+    #[error("--artifact-group is required for single-arch builds")]
+    NoArtifactGroup,
     /// Nothing at all.
     #[error("{what} is empty")]
     Empty {

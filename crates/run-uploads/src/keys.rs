@@ -3,6 +3,17 @@
 
 use crate::KeyError;
 
+/// Checks a multi-arch stage name: not empty, and a key component.
+///
+/// # Errors
+/// [`KeyError::NoStage`], or [`check_key_component`]'s errors.
+pub fn check_stage_name(value: &str) -> Result<(), KeyError> {
+    if value.is_empty() {
+        return Err(KeyError::NoStage);
+    }
+    check_key_component(value, "stage")
+}
+
 /// Checks a value that becomes one component of an S3 key (a stage or family name): not `.`
 /// or `..`, and no `/`, `\`, whitespace or control character. `what` names the flag.
 ///

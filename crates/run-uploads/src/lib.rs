@@ -30,11 +30,15 @@ pub mod build_logs;
 mod error;
 mod keys;
 mod logs;
+pub mod package_repo;
+pub mod python_packages;
 pub mod stage_logs;
 mod steps;
 pub mod tarballs;
 pub mod test_report;
 
 pub use error::{Error, KeyError, combine, full};
-pub use keys::{check_index_file_name, check_key_component, check_key_path, log_destination};
+pub use keys::{
+    check_index_file_name, check_key_component, check_key_path, check_stage_name, log_destination,
+};
 pub use logs::{MANIFEST_PATH, archive_ccache_logs, log_dir, source_date_epoch, upload_logs};

@@ -3,34 +3,11 @@
 
 use std::io::Write;
 
-use github_actions::{EnvVars, RunRequest};
+use github_actions::{CURRENT_RUN_ROOT_VARS, EnvVars, RunRequest, captured};
 use storage_backend::blocking;
 use workflow_outputs::{BucketSelection, Platform, ReleaseType, WorkflowOutputRoot};
 
 use crate::Error;
-
-/// `lookup`'s answers for `vars`, owned, for work moved to the blocking pool.
-fn captured(
-    lookup: &dyn Fn(&str) -> Option<String>,
-    vars: &[&'static str],
-) -> impl Fn(&str) -> Option<String> + Send + 'static {
-    let values: Vec<(&'static str, Option<String>)> =
-        vars.iter().map(|var| (*var, lookup(var))).collect();
-    move |var: &str| {
-        values
-            .iter()
-            .find(|(name, _)| *name == var)
-            .and_then(|(_, value)| value.clone())
-    }
-}
-
-/// The variables the bucket selection of the current run reads.
-const RUN_VARS: [&str; 4] = [
-    workflow_outputs::EnvVars::GITHUB_REPOSITORY,
-    workflow_outputs::EnvVars::RELEASE_TYPE,
-    EnvVars::GITHUB_EVENT_NAME,
-    EnvVars::GITHUB_EVENT_PATH,
-];
 
 /// The output root and bucket of the current run `run_id` (fork evidence from its event
 /// payload), with the selection report written to `log`.
@@ -48,7 +25,7 @@ pub(crate) async fn current_run_root(
         release_type,
         lookup_workflow_run: false,
     };
-    let env = captured(lookup, &RUN_VARS);
+    let env = captured(lookup, &CURRENT_RUN_ROOT_VARS);
     let (resolved, report) = blocking(move || {
         let mut report = Vec::new();
         let resolved = github_actions::resolve_run_root(&request, &env, &mut report);

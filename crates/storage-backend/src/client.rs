@@ -41,6 +41,53 @@ impl EnvVars {
     pub const AWS_CA_BUNDLE: &'static str = "AWS_CA_BUNDLE";
 }
 
+/// Network limits given on a command line, each overriding the variable of the same meaning
+/// ([`EnvVars::ROCK_CI_CONNECT_TIMEOUT`], ...), which the S3 and GitHub clients read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitOverrides {
+    /// Seconds to wait for a connection.
+    pub connect_timeout: Option<u64>,
+    /// Seconds to wait for a response to start, and for the next bytes of a body.
+    pub read_timeout: Option<u64>,
+    /// Seconds one request may take with its retries.
+    pub operation_timeout: Option<u64>,
+    /// Attempts per request.
+    pub max_attempts: Option<u32>,
+}
+
+impl LimitOverrides {
+    /// `env`, with the variables these limits set answered from them.
+    pub fn over<'a>(
+        self,
+        env: impl Fn(&str) -> Option<String> + 'a,
+    ) -> impl Fn(&str) -> Option<String> + 'a {
+        move |var: &str| {
+            let given = match var {
+                EnvVars::ROCK_CI_CONNECT_TIMEOUT => self.connect_timeout,
+                EnvVars::ROCK_CI_READ_TIMEOUT => self.read_timeout,
+                EnvVars::ROCK_CI_OPERATION_TIMEOUT => self.operation_timeout,
+                EnvVars::ROCK_CI_MAX_ATTEMPTS => self.max_attempts.map(u64::from),
+                _ => None,
+            };
+            given.map(|v| v.to_string()).or_else(|| env(var))
+        }
+    }
+}
+
+/// The values of the S3 client's environment that logs must not show: the secret key, the
+/// session token, and the `user:password` of the endpoint URLs (as written, percent-decoded,
+/// and the password alone; see [`storage_location::url_secrets`]).
+pub fn secret_values(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let urls = [EnvVars::AWS_ENDPOINT_URL, EnvVars::AWS_ENDPOINT_URL_S3]
+        .into_iter()
+        .filter_map(lookup);
+    ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+        .into_iter()
+        .filter_map(lookup)
+        .chain(urls.flat_map(|url| storage_location::url_secrets(&url)))
+        .collect()
+}
+
 /// The region when neither the options nor the SDK's chain give one (where TheRock's buckets
 /// live).
 pub const DEFAULT_REGION: &str = "us-east-2";

@@ -49,7 +49,10 @@ mod s3;
 mod upload;
 
 pub use aws_sdk_s3::config::Credentials;
-pub use client::{Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, S3Client, endpoint_override};
+pub use client::{
+    Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, LimitOverrides, S3Client, endpoint_override,
+    secret_values,
+};
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
 pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
 pub use local::LocalStorageBackend;

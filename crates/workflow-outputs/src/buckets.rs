@@ -109,6 +109,22 @@ impl S3BucketConfig {
         self
     }
 
+    /// The step outputs that tell a workflow how to write to the bucket: `bucket`, `iam_role`
+    /// (empty without a role) and `aws_region`.
+    ///
+    /// # Errors
+    /// [`Error::MissingIamAccount`], as [`Self::write_access_iam_role`].
+    pub fn access_outputs(&self) -> Result<[(&'static str, String); 3], Error> {
+        Ok([
+            ("bucket", self.name().to_owned()),
+            (
+                "iam_role",
+                self.write_access_iam_role()?.unwrap_or_default(),
+            ),
+            ("aws_region", self.region().to_owned()),
+        ])
+    }
+
     /// `arn:aws:iam::{account}:role/{role}`, or `None` without a role.
     pub fn write_access_iam_role(&self) -> Result<Option<String>, Error> {
         match &self.iam_role {

@@ -350,6 +350,15 @@ fn artifacts_buckets() {
             config.write_access_iam_role().unwrap(),
             role.map(|r| format!("{ARN}/{r}"))
         );
+        let role_arn = role.map(|r| format!("{ARN}/{r}")).unwrap_or_default();
+        assert_eq!(
+            config.access_outputs().unwrap(),
+            [
+                ("bucket", bucket.to_owned()),
+                ("iam_role", role_arn),
+                ("aws_region", "us-east-2".to_owned()),
+            ]
+        );
     }
     for bad in ["bogus", "", "weekly", "CI"] {
         let err = bad.parse::<ReleaseType>().unwrap_err();

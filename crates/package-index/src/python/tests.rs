@@ -49,3 +49,80 @@ fn step_outputs_per_layout() {
     );
     assert_eq!(per.outputs[1].1, "false");
 }
+
+#[test]
+fn set_outputs_transcripts() {
+    let loc = StorageLocation::new("b", "1-linux/python");
+    let url = "https://b.s3.amazonaws.com/1-linux/python/index.html";
+    let mut out = Vec::new();
+    set_outputs(
+        &loc,
+        &Layout::Single,
+        Platform::Linux,
+        true,
+        &|_| None,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with(&format!(
+        "[INFO] Single-arch index URL: {url}\nSet github actions output\n-------------------------\n[DRY RUN] Would set github output:\n"
+    )));
+    assert!(text.contains("Write github actions build summary\n"));
+    assert!(text.contains("[DRY RUN] Would write the job summary:\n[ROCm Python packages]"));
+
+    // Not configured: both warnings, nothing written.
+    let mut out = Vec::new();
+    set_outputs(
+        &loc,
+        &Layout::Flat,
+        Platform::Linux,
+        false,
+        &|_| None,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(&format!(
+        "Setting github output:\n{}\n{}\n",
+        github_actions::outputs_json(&[("package_find_links_url", url), ("kpack_split", "true")]),
+        github_actions::OUTPUTS_NOT_SET_WARNING
+    )));
+    assert!(text.contains("Writing job summary:\n[ROCm Python packages (kpack-split)]"));
+    assert!(
+        text.ends_with("  Warning: GITHUB_STEP_SUMMARY env var not set, can't write job summary\n")
+    );
+
+    // Configured: the files are written and the outputs echoed.
+    let dir = tempfile::tempdir().unwrap();
+    let (outputs, summary_file) = (dir.path().join("o"), dir.path().join("s"));
+    let (o, s) = (outputs.clone(), summary_file.clone());
+    let lookup = move |var: &str| match var {
+        "GITHUB_OUTPUT" => Some(o.to_string_lossy().into_owned()),
+        "GITHUB_STEP_SUMMARY" => Some(s.to_string_lossy().into_owned()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    set_outputs(
+        &loc,
+        &Layout::Single,
+        Platform::Linux,
+        false,
+        &lookup,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(&format!(
+        "OUTPUT package_find_links_url={url}\nOUTPUT kpack_split=false\n"
+    )));
+    assert_eq!(
+        fs_err::read_to_string(&outputs).unwrap(),
+        format!("package_find_links_url={url}\nkpack_split=false\n")
+    );
+    assert!(
+        fs_err::read_to_string(&summary_file)
+            .unwrap()
+            .starts_with("[ROCm Python packages]")
+    );
+}

@@ -199,3 +199,66 @@ fn structured_plan_follows_symlinks_to_files() {
         ["s3://therock-dev-python/v4/whl/store/jax-0.8.0-py3-none-any.whl"]
     );
 }
+
+// The dry-run transcript: announcement, dry-run lines, count, and the output.
+#[test]
+fn dry_run_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    touch(
+        dir.path(),
+        "torch-2.10.0+rocm7.13.0-cp312-cp312-linux_x86_64.whl",
+    );
+    let rel = release(
+        "nightly",
+        "pytorch",
+        PackageLayout::Structured(PythonIndex::WhlNext),
+    );
+    let (mut log, mut out, mut warn) = (Vec::new(), Vec::new(), Vec::new());
+    let publication = rel
+        .start(dir.path(), ("PyTorch wheel", "PyTorch wheels"), &mut log)
+        .unwrap();
+    assert_eq!(publication.plan().files.len(), 1);
+    let writers = Writers {
+        log: &mut log,
+        out: &mut out,
+        warn: &mut warn,
+    };
+    let reporter = std::sync::Arc::new(storage_backend::NoReporter);
+    futures::executor::block_on(publication.finish(true, 1, reporter, &|_| None, writers)).unwrap();
+    let [log, out, warn] = [log, out, warn].map(|v| String::from_utf8(v).unwrap());
+    let uri = &uris(publication.plan())[0];
+    let source = dir
+        .path()
+        .join("torch-2.10.0+rocm7.13.0-cp312-cp312-linux_x86_64.whl");
+    assert_eq!(
+        log,
+        format!(
+            "PyTorch wheel: {} -> {uri}\nUploaded 1 wheel files (structured)\n",
+            source.display()
+        )
+    );
+    let index = rel.package_index_url().unwrap();
+    assert!(out.starts_with(&format!("[DRY RUN] {} -> {uri} (", source.display())));
+    assert!(out.ends_with(&format!(
+        "Setting github output:\n{{\n  \"package_index_url\": \"{index}\"\n}}\n"
+    )));
+    assert_eq!(
+        warn,
+        format!("{}\n", github_actions::OUTPUTS_NOT_SET_WARNING)
+    );
+
+    // The legacy layout announces the directory.
+    let rel = release("nightly", "pytorch", PackageLayout::Legacy);
+    let mut log = Vec::new();
+    rel.start(dir.path(), ("PyTorch wheel", "PyTorch wheels"), &mut log)
+        .unwrap();
+    let bucket = rel.bucket().unwrap();
+    assert_eq!(
+        String::from_utf8(log).unwrap(),
+        format!(
+            "PyTorch wheels: {} -> s3://{}/v4/whl\n",
+            dir.path().display(),
+            bucket.name()
+        )
+    );
+}

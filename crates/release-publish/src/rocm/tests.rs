@@ -44,3 +44,13 @@ fn phase_lines() {
     );
     assert!(phase.replaces_different());
 }
+
+#[test]
+fn python_mode_of_the_flags() {
+    assert_eq!(
+        PythonMode::of(Some(PythonIndex::WhlNext), true),
+        PythonMode::Structured(PythonIndex::WhlNext)
+    );
+    assert_eq!(PythonMode::of(None, true), PythonMode::LegacyKpackSplit);
+    assert_eq!(PythonMode::of(None, false), PythonMode::LegacyPerFamily);
+}

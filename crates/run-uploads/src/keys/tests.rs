@@ -82,3 +82,13 @@ fn log_destinations() {
             .contains("`..` is not a name")
     );
 }
+
+#[test]
+fn stage_names() {
+    assert_eq!(check_stage_name("math-libs"), Ok(()));
+    assert_eq!(
+        check_stage_name("").unwrap_err().to_string(),
+        "the stage name is empty"
+    );
+    assert!(check_stage_name("..").is_err());
+}

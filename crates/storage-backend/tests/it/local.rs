@@ -432,3 +432,36 @@ async fn factory() {
     assert!(!s3.options().dry_run);
     assert_eq!(TransferOptions::default().concurrency, 10);
 }
+
+#[test]
+fn secret_values_of_the_s3_environment() {
+    let lookup = |var: &str| match var {
+        "AWS_SECRET_ACCESS_KEY" => Some("sekrit".to_owned()),
+        "AWS_ENDPOINT_URL" => Some("https://user:pass@minio.example".to_owned()),
+        "AWS_REGION" => Some("us-east-2".to_owned()),
+        _ => None,
+    };
+    let secrets = storage_backend::secret_values(&lookup);
+    assert_eq!(secrets[0], "sekrit");
+    assert!(secrets.iter().any(|s| s == "pass"), "{secrets:?}");
+    assert!(
+        !secrets.iter().any(|s| s.contains("us-east")),
+        "{secrets:?}"
+    );
+}
+
+#[test]
+fn limit_overrides_answer_their_variables() {
+    let limits = storage_backend::LimitOverrides {
+        connect_timeout: Some(3),
+        max_attempts: Some(2),
+        ..Default::default()
+    };
+    let env = limits.over(|var: &str| Some(format!("env:{var}")));
+    assert_eq!(env("ROCK_CI_CONNECT_TIMEOUT").as_deref(), Some("3"));
+    assert_eq!(env("ROCK_CI_MAX_ATTEMPTS").as_deref(), Some("2"));
+    assert_eq!(
+        env("ROCK_CI_READ_TIMEOUT").as_deref(),
+        Some("env:ROCK_CI_READ_TIMEOUT")
+    );
+}

@@ -1,0 +1,90 @@
+//! `upload_package_repo`: publishes a directory of built `.deb` or `.rpm` packages as an APT
+//! or YUM/DNF repository in the run's S3 prefix (package-index's `repo` module merges it with
+//! the repository already there), uploads the packaging logs, and sets the step outputs and
+//! summary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use package_index::repo::{self, PkgType};
+use storage_backend::{Reporter, StorageBackend};
+use workflow_outputs::Platform;
+
+use crate::{Error, steps, upload_logs};
+
+/// A publication of a package repository.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The package format.
+    pub pkg_type: PkgType,
+    /// The current run.
+    pub run_id: String,
+    /// The directory of built packages (and its `logs/`).
+    pub package_dir: PathBuf,
+}
+
+/// Publishes the repository, progress to `out`, the bucket resolution and the messages of the
+/// index tools to `log`; sets `package_repository_url` (and `packaging_logs_url` when logs
+/// were uploaded) and appends the install instructions to the job summary. The job type of
+/// the upload is `$RELEASE_TYPE` (default `ci`).
+///
+/// # Errors
+/// A missing package directory, the run root, package-index's errors, the upload, and the
+/// step files.
+pub async fn run(
+    plan: &Plan,
+    reporter: Arc<dyn Reporter>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Result<(), Error> {
+    let pkg_type = plan.pkg_type;
+    let dir = file_tree::existing_dir(&plan.package_dir, "Package directory")?;
+    let (root, selection) =
+        steps::current_run_root(&plan.run_id, Platform::Linux, None, lookup, log).await?;
+    let location = root.native_linux_packages(pkg_type.name());
+    let url = repo::install_url(&location, pkg_type);
+    let job_type = lookup("RELEASE_TYPE").unwrap_or_else(|| "ci".to_owned());
+
+    let prepared = repo::prepare(&dir, pkg_type, location, out, log).await?;
+    let region = selection.config().region();
+    let options = repo::transfer_options();
+    let backend = StorageBackend::for_upload(None, options, region, reporter, lookup).await?;
+    repo::publish(&backend, &prepared, &job_type, out, log).await?;
+
+    writeln!(out, "Package repository URL: {url}")?;
+    github_actions::set_outputs_with(&[("package_repository_url", &url)], lookup)?;
+    let mut logs_url = None;
+    if let Some(logs) = repo::log_dir(&dir, out)? {
+        let dest = root.native_linux_packages_log_dir(pkg_type.name());
+        upload_logs(&backend, &logs, &dest, None, out).await?;
+        let url = root
+            .native_linux_packages_log_index(pkg_type.name())
+            .https_url();
+        writeln!(out, "Packaging logs uploaded to: {url}")?;
+        github_actions::set_outputs_with(&[("packaging_logs_url", &url)], lookup)?;
+        logs_url = Some(url);
+    }
+    github_actions::append_step_summary_with(
+        &repo::summary(pkg_type, &url, logs_url.as_deref()),
+        lookup,
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+/// Polls `future` to completion on this thread (it must not need a runtime).
+pub(crate) fn poll_ready<F: std::future::Future>(future: F) -> F::Output {
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
