@@ -526,8 +526,10 @@ impl ArtifactBackend {
             return Ok(false);
         }
         let records = self.records_dir(output_dir);
-        let Some(Ok(recorded)) =
-            verified_marker(records.as_deref(), key).map(fs_err::read_to_string)
+        let Some(marker) = verified_marker(records.as_deref(), key) else {
+            return Ok(false);
+        };
+        let Ok(recorded) = storage_backend::blocking(move || fs_err::read_to_string(marker)).await
         else {
             return Ok(false);
         };

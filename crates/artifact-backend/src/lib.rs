@@ -446,17 +446,10 @@ impl ArtifactBackend {
                 }
             }
             ArtifactBackend::Local(b) => {
-                if b.base_path.is_dir() {
-                    for entry in fs_err::read_dir(&b.base_path)
-                        .map_err(|e| FileError::read(&b.base_path, e))?
-                    {
-                        let entry = entry.map_err(|e| FileError::read(&b.base_path, e))?;
-                        let meta = fs_err::metadata(entry.path())
-                            .map_err(|e| FileError::read(entry.path(), e))?;
-                        if meta.is_file() {
-                            push(&entry.file_name().to_string_lossy(), meta.len());
-                        }
-                    }
+                let base = b.base_path.clone();
+                let files = storage_backend::blocking(move || local_files(&base)).await?;
+                for (name, size) in files {
+                    push(&name, size);
                 }
             }
         }
@@ -627,4 +620,20 @@ impl ArtifactBackend {
     pub fn location(&self, key: &str) -> StorageLocation {
         self.root().artifact(key)
     }
+}
+
+/// The plain files directly in `base` with their sizes (none when `base` is no directory).
+fn local_files(base: &Path) -> Result<Vec<(String, u64)>, FileError> {
+    let mut files = Vec::new();
+    if !base.is_dir() {
+        return Ok(files);
+    }
+    for entry in fs_err::read_dir(base).map_err(|e| FileError::read(base, e))? {
+        let entry = entry.map_err(|e| FileError::read(base, e))?;
+        let meta = fs_err::metadata(entry.path()).map_err(|e| FileError::read(entry.path(), e))?;
+        if meta.is_file() {
+            files.push((entry.file_name().to_string_lossy().into_owned(), meta.len()));
+        }
+    }
+    Ok(files)
 }

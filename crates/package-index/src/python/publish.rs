@@ -130,13 +130,7 @@ impl<'a> Publisher<'a> {
             }
             StorageBackend::Local(local) => {
                 let root = self.location.local_path(local.staging_dir())?;
-                if root.is_dir() {
-                    for entry in file_tree::list(&root)? {
-                        if entry.is_dir && entry.path.join(INDEX_HTML).is_file() {
-                            families.push(entry.name().to_owned());
-                        }
-                    }
-                }
+                families.extend(storage_backend::blocking(move || family_pages(&root)).await?);
             }
         }
         families.retain(|f| !f.starts_with('.'));
@@ -373,4 +367,18 @@ fn backoff(attempt: usize) -> Duration {
                 % 101,
         );
     Duration::from_millis(50 * attempt as u64 + spread)
+}
+
+/// The directories directly in `root` that hold an `index.html` (none when `root` is no
+/// directory).
+fn family_pages(root: &std::path::Path) -> Result<Vec<String>, Error> {
+    let mut families = Vec::new();
+    if root.is_dir() {
+        for entry in file_tree::list(root)? {
+            if entry.is_dir && entry.path.join(INDEX_HTML).is_file() {
+                families.push(entry.name().to_owned());
+            }
+        }
+    }
+    Ok(families)
 }

@@ -813,7 +813,9 @@ async fn publish_rpm(
             say!(out, "First upload - using new repository metadata")?;
             new_repo.join("repodata")
         };
-        let mut files: Vec<PathBuf> = file_tree::list(&repodata)?
+        let listed = repodata.clone();
+        let mut files: Vec<PathBuf> = storage_backend::blocking(move || file_tree::list(&listed))
+            .await?
             .into_iter()
             .filter(|e| e.is_file && e.name() != "repomd.xml")
             .map(|e| e.path)
