@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use package_index::python;
-use storage_backend::{Reporter, StorageBackend, TransferOptions};
+use storage_backend::{Reporter, TransferOptions};
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 use crate::{Error, KeyError, check_key_component, steps};
@@ -96,13 +96,20 @@ pub async fn run(
         &plan.artifact_group
     };
     let location = root.python_packages(group);
-    let backend =
-        StorageBackend::for_upload(output_dir, plan.options, &region, reporter, lookup).await?;
-    if plan.preflight {
-        let line = backend.preflight_upload(&location, output_dir).await?;
-        writeln!(out, "{line}")?;
+    let preflight = plan.preflight.then_some(&location);
+    let backend = steps::backend_or_preflight(
+        output_dir,
+        plan.options,
+        &region,
+        reporter,
+        lookup,
+        preflight,
+        out,
+    )
+    .await?;
+    let Some(backend) = backend else {
         return Ok(());
-    }
+    };
     let shown = storage_backend::shown(output_dir, &location);
     let layout = python::publish(&backend, &pages, &location, &shown, out).await?;
     if output_dir.is_none() {

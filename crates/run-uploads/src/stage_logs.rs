@@ -115,19 +115,21 @@ pub async fn run(
     let (root, selection) =
         steps::current_run_root(&plan.run_id, plan.platform, None, lookup, log).await?;
     let output_dir = plan.output_dir.as_deref();
-    let backend = StorageBackend::for_upload(
+    let run_root = root.root();
+    let preflight = plan.preflight.then_some(&run_root);
+    let backend = steps::backend_or_preflight(
         output_dir,
         plan.options,
         selection.config().region(),
         reporter,
         lookup,
+        preflight,
+        out,
     )
     .await?;
-    if plan.preflight {
-        let line = backend.preflight_upload(&root.root(), output_dir).await?;
-        writeln!(out, "{line}")?;
+    let Some(backend) = backend else {
         return Ok(());
-    }
+    };
 
     // An archive that cannot be written does not keep the logs from being uploaded.
     let mut failures = Vec::new();

@@ -80,3 +80,26 @@ pub(crate) async fn set_outputs(
     .await?;
     Ok(reported)
 }
+
+/// The backend of an upload job: the staging directory `output_dir`, else S3 in `region`.
+/// With `preflight` (the destination to prove writable) only the preflight runs, its line
+/// printed to `out`, and there is no backend to go on with (`None`).
+pub(crate) async fn backend_or_preflight(
+    output_dir: Option<&std::path::Path>,
+    options: storage_backend::TransferOptions,
+    region: &str,
+    reporter: std::sync::Arc<dyn storage_backend::Reporter>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    preflight: Option<&storage_location::StorageLocation>,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<storage_backend::StorageBackend>, crate::Error> {
+    let backend =
+        storage_backend::StorageBackend::for_upload(output_dir, options, region, reporter, lookup)
+            .await?;
+    if let Some(dest) = preflight {
+        let line = backend.preflight_upload(dest, output_dir).await?;
+        writeln!(out, "{line}")?;
+        return Ok(None);
+    }
+    Ok(Some(backend))
+}

@@ -181,19 +181,20 @@ pub async fn run(
             .await?;
     let dest = root.tarballs();
     let output_dir = plan.output_dir.as_deref();
-    let backend = StorageBackend::for_upload(
+    let preflight = plan.preflight.then_some(&dest);
+    let backend = steps::backend_or_preflight(
         output_dir,
         plan.options,
         selection.config().region(),
         reporter,
         lookup,
+        preflight,
+        out,
     )
     .await?;
-    if plan.preflight {
-        let line = backend.preflight_upload(&dest, output_dir).await?;
-        writeln!(out, "{line}")?;
+    let Some(backend) = backend else {
         return Ok(());
-    }
+    };
     writeln!(out, "Destination: {}", shown(output_dir, &dest))?;
 
     // The sidecars are written to a directory of their own, never into the input, removed

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use file_tree::{FileError, IndexEntry};
-use storage_backend::{
-    Reporter, StorageBackend, StorageLocation, TransferOptions, blocking, shown,
-};
+use storage_backend::{Reporter, StorageLocation, TransferOptions, blocking, shown};
 use workflow_outputs::Platform;
 
 use crate::{Error, steps};
@@ -215,19 +213,20 @@ pub async fn run(
         None => root.log_dir(&plan.subfolder),
     };
     let output_dir = plan.output_dir.as_deref();
-    let backend = StorageBackend::for_upload(
+    let preflight = plan.preflight.then_some(&dest);
+    let backend = steps::backend_or_preflight(
         output_dir,
         plan.options,
         selection.config().region(),
         reporter,
         lookup,
+        preflight,
+        out,
     )
     .await?;
-    if plan.preflight {
-        let line = backend.preflight_upload(&dest, output_dir).await?;
-        writeln!(out, "{line}")?;
+    let Some(backend) = backend else {
         return Ok(());
-    }
+    };
 
     let (reports, index_path) = build_index(&dir, &plan.index_file_name, out).await?;
     let dest_shown = shown(output_dir, &dest);
