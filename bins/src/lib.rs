@@ -13,8 +13,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use github_actions::GithubClient;
-// The run-root resolution lives in github-actions; these names stay here for the tools.
-pub use github_actions::{RunRequest, resolve_run_root, select_bucket_for_run, select_run_bucket};
 use workflow_outputs::{GithubRepository, Platform, ReleaseType};
 
 /// The value parser of every flag that counts or limits something (concurrency, attempts,

@@ -100,9 +100,6 @@ pub struct Tally {
     pub bytes: u64,
 }
 
-// The closing line of the transfer tools is storage-backend's.
-pub use storage_backend::totals_line;
-
 /// The reporter factory of the fetch pipeline: a [`Progress`] on stderr (bars unless `quiet`)
 /// with the overall bar of the transfer's totals.
 pub fn reporter_factory(quiet: bool) -> impl Fn(usize, u64) -> Arc<dyn Reporter> + Send + Sync {

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use clap::{ArgAction, Parser, ValueEnum};
 use rock_ci::block_on;
-use rock_ci::progress::{Progress, totals_line};
+use rock_ci::progress::Progress;
 use run_uploads::build_logs::{Plan, run};
 use storage_backend::Overwrite;
+use storage_backend::totals_line;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum OverwriteArg {

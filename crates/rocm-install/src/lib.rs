@@ -43,7 +43,7 @@ pub enum Source {
 #[derive(Debug, Clone)]
 pub enum FamilyTable {
     /// The table.
-    Loaded(py_packaging::FamilyMap),
+    Loaded(build_topology::FamilyMap),
     /// It could not be loaded: why (shown in a warning; no targets are derived).
     Unavailable(String),
 }

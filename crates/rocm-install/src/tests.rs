@@ -42,7 +42,7 @@ fn the_fetch_command_line_is_the_reference_s() {
 
 #[test]
 fn targets_come_from_the_family_table() {
-    let map = py_packaging::FamilyMap::parse(
+    let map = build_topology::FamilyMap::parse(
         "therock_add_amdgpu_target(gfx942 \"MI300\" FAMILY dcgpu-all gfx94X-all gfx94X-dcgpu)\n",
     );
     let mut r = request(Source::Run("1".into()));
