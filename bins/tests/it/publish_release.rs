@@ -673,3 +673,67 @@ fn large_wheels_are_published_and_verified() {
         "package_index_url=https://nightly.repo.amd.com/rocm/whl-next/\n"
     );
 }
+
+// Two publishers of different large wheels under one key at the same moment: the other one
+// lands while this one's parts are going up (after its HEAD found the key free). The
+// completion is conditional, so the other's file stays and this one fails naming both.
+#[test]
+fn a_large_wheel_landing_meanwhile_is_not_replaced() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let server = std::sync::Arc::new(S3Server::start());
+    let bucket = "therock-repo-amd-dev-pytorch";
+    server.create_bucket(bucket);
+    let name = "torch-2.10.0-cp312-cp312-linux_x86_64.whl";
+    let key = format!("v5/rocm/pytorch/whl-next/torch/{name}");
+    let theirs = b"the other job's wheel".to_vec();
+    let their_sha = sha256_hex(&theirs);
+    let landed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let plan = {
+        let (server, landed, key) = (server.clone(), landed.clone(), key.clone());
+        FaultPlan::new().rule(Rule::new(Fault::Stall).when(move |head| {
+            // The first part of this job's upload: the other job's wheel lands now.
+            if head.method == "PUT"
+                && head.path.contains("partNumber=")
+                && !landed.swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                server.seed_object(
+                    bucket,
+                    &key,
+                    &theirs,
+                    Some("application/zip"),
+                    &[("sha256", &their_sha)],
+                );
+            }
+            false
+        }))
+    };
+    let proxy = FaultProxy::start(server.addr(), plan);
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..9u32 << 20).map(|i| (i % 241) as u8).collect();
+    fs_err::write(dir.path().join(name), &data).unwrap();
+    let src = source_arg(dir.path());
+    let mut env = aws_env(&server);
+    for (k, v) in &mut env {
+        if *k == "AWS_ENDPOINT_URL" {
+            *v = proxy.endpoint();
+        }
+    }
+    let out = Command::new(crate::common::tool(PYTORCH))
+        .args([src.as_str(), "--release-type=dev", "--structured"])
+        .env_clear()
+        .envs(env)
+        .output()
+        .unwrap();
+    assert!(landed.load(std::sync::atomic::Ordering::SeqCst));
+    assert_fails_with(&out, 1, &format!("s3://{bucket}/{key}"), "conflict");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&sha256_hex(&data)), "{stderr}");
+    assert!(
+        stderr.contains(&sha256_hex(b"the other job's wheel")),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs_err::read(server.root().join(bucket).join(&key)).unwrap(),
+        b"the other job's wheel"
+    );
+}

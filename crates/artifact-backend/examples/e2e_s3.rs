@@ -219,6 +219,55 @@ async fn overwrite_modes(env: &Env, dir: &Path) -> Check {
     Ok("overwrite never refuses, if-different skips an unchanged object".into())
 }
 
+/// Conditional writes as the release publishers use them: `If-None-Match: *` on a single
+/// `PutObject` and on the completion of a multipart upload, refused on a taken key.
+async fn conditional_writes(env: &Env, dir: &Path) -> Check {
+    use storage_backend::WriteCondition;
+    let s3 = S3StorageBackend::new(
+        env.client().await,
+        TransferOptions {
+            multipart_threshold: 5 << 20,
+            part_size: 5 << 20,
+            ..TransferOptions::default()
+        },
+    );
+    let big = dir.join("big.whl");
+    let data = bytes(11 << 20, 9);
+    fs_err::write(&big, &data).map_err(fail)?;
+    let base = format!("cond/{}", std::process::id());
+    let taken = StorageLocation::new("rockci", format!("{base}/taken.whl"));
+    s3.put_bytes(b"first".to_vec(), &taken)
+        .await
+        .map_err(fail)?;
+    let conflict = |r: Result<storage_backend::Outcome, Error>, what: &str| match r {
+        Err(e) if e.s3_kind() == Some(S3ErrorKind::Conflict) => Ok(()),
+        other => Err(format!("{what} on a taken key: {other:?}")),
+    };
+    conflict(
+        s3.put_bytes_if(b"second".to_vec(), &taken, &WriteCondition::Absent)
+            .await,
+        "conditional put",
+    )?;
+    conflict(
+        s3.upload_file_if(&big, &taken, None, &WriteCondition::Absent)
+            .await,
+        "conditional multipart upload",
+    )?;
+    let kept = s3.get_small(&taken).await.map_err(fail)?;
+    if kept.as_deref() != Some(b"first".as_slice()) {
+        return Err(format!("the taken key was changed: {kept:?}"));
+    }
+    let free = StorageLocation::new("rockci", format!("{base}/free.whl"));
+    s3.upload_file_if(&big, &free, None, &WriteCondition::Absent)
+        .await
+        .map_err(fail)?;
+    let head = s3.head_object(&free).await.map_err(fail)?;
+    if head.as_ref().map(|h| h.size) != Some(data.len() as u64) {
+        return Err(format!("the free key holds {head:?}"));
+    }
+    Ok("If-None-Match refused on a taken key for a put and a multipart completion; a free key written".into())
+}
+
 async fn access_and_preflight(env: &Env) -> Check {
     let good = StorageBackend::s3(env.client().await, TransferOptions::default());
     let run = StorageLocation::new("rockci", "1-linux");
@@ -349,6 +398,10 @@ async fn run(env: &Env) -> bool {
             multipart_and_verified_download(env, dir.path()).await,
         ),
         ("overwrite modes", overwrite_modes(env, dir.path()).await),
+        (
+            "conditional writes",
+            conditional_writes(env, dir.path()).await,
+        ),
         ("access and preflight", access_and_preflight(env).await),
     ];
     let mut ok = true;

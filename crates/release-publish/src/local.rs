@@ -354,21 +354,18 @@ enum Published {
     Unchanged,
 }
 
-/// Files up to this size are sent with one conditional `PutObject` (`If-None-Match: *`);
-/// larger ones by a multipart upload checked afterwards.
-const CONDITIONAL_PUT_LIMIT: u64 = storage_backend::DEFAULT_PART_SIZE;
-
 /// Publishes one file so that no other publisher's file is silently replaced:
 ///
 /// 1. the file's SHA-256 is computed, and the destination looked up (HEAD);
 /// 2. a destination with the same recorded SHA-256 and size is left alone (a rerun, or a
 ///    concurrent publisher of identical bytes); one with other bytes, or without a recorded
 ///    digest, is an [`Error::Conflict`];
-/// 3. an absent destination is written: in one conditional write (only if still absent) up to
-///    8 MiB, else by a multipart upload; a write that lost a race is looked at again as in 2;
+/// 3. an absent destination is written only if it is still absent when the write lands: one
+///    conditional `PutObject` (`If-None-Match: *`) for a small file, a multipart upload whose
+///    completion carries the same condition for a large one; a write that lost a race is
+///    looked at again as in 2;
 /// 4. the destination is read back (HEAD): its size and recorded SHA-256 must be the file's,
-///    else someone replaced it meanwhile ([`Error::Conflict`]) or the write was lost
-///    ([`Error::Verify`]).
+///    else the write was lost ([`Error::Verify`]).
 async fn publish_file(
     backend: &S3StorageBackend,
     source: &Path,
@@ -391,30 +388,24 @@ async fn publish_file(
     if let Some(existing) = backend.head_object(destination).await? {
         return local.compare(&existing).map(|()| Published::Unchanged);
     }
-    if size <= CONDITIONAL_PUT_LIMIT {
-        let path = source.to_path_buf();
-        let data = storage_backend::blocking(move || {
-            fs_err::read(&path).map_err(|e| file_tree::FileError::read(&path, e))
-        })
-        .await?;
-        match backend
-            .put_bytes_if(data, destination, &WriteCondition::Absent)
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if e.is_conflict() => {
-                let existing = backend.head_object(destination).await?;
-                return match existing {
-                    Some(existing) => local.compare(&existing).map(|()| Published::Unchanged),
-                    None => Err(e.into()),
-                };
-            }
-            Err(e) => return Err(e.into()),
+    match backend
+        .upload_file_if(
+            source,
+            destination,
+            Some(sha256.clone()),
+            &WriteCondition::Absent,
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if e.is_conflict() => {
+            let existing = backend.head_object(destination).await?;
+            return match existing {
+                Some(existing) => local.compare(&existing).map(|()| Published::Unchanged),
+                None => Err(e.into()),
+            };
         }
-    } else {
-        StorageBackend::S3(backend.clone())
-            .upload_file_hashed(source, destination, Some(sha256.clone()))
-            .await?;
+        Err(e) => return Err(e.into()),
     }
     match backend.head_object(destination).await? {
         Some(written) => local.compare(&written).map(|()| Published::Uploaded),

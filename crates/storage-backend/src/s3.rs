@@ -60,6 +60,15 @@ impl std::fmt::Display for WriteCondition {
     }
 }
 
+/// The `If-Match` and `If-None-Match` headers of a conditional write.
+fn condition_headers(condition: Option<&WriteCondition>) -> (Option<String>, Option<String>) {
+    match condition {
+        None => (None, None),
+        Some(WriteCondition::Absent) => (None, Some("*".to_owned())),
+        Some(WriteCondition::Matches(etag)) => (Some(etag.clone()), None),
+    }
+}
+
 /// One object of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedObject {
@@ -447,11 +456,7 @@ impl S3StorageBackend {
     ) -> Result<(), Error> {
         let size = data.len() as u64;
         let data = bytes::Bytes::from(data);
-        let (if_match, if_none_match) = match condition {
-            None => (None, None),
-            Some(WriteCondition::Absent) => (None, Some("*".to_owned())),
-            Some(WriteCondition::Matches(etag)) => (Some(etag.clone()), None),
-        };
+        let (if_match, if_none_match) = condition_headers(condition);
         self.retrying("upload", &dest.s3_uri(), size, || async {
             self.sdk()
                 .put_object()
@@ -592,6 +597,34 @@ impl S3StorageBackend {
         dest: &StorageLocation,
         known_sha256: Option<String>,
     ) -> Result<Outcome, Error> {
+        self.upload_file_under(source, dest, known_sha256, None)
+            .await
+    }
+
+    /// Uploads `source` to `dest` as [`crate::StorageBackend::upload_file_hashed`] does, but
+    /// only when `condition` holds when the object lands: the one `PutObject` of a small file,
+    /// or the completion of a multipart upload, is conditional (S3 conditional writes), so a
+    /// writer that finds the key created or replaced by someone else in the meantime fails
+    /// with an [`Error::S3`] of kind [`S3ErrorKind::Conflict`] and changes nothing (its parts
+    /// are aborted). The backend's overwrite mode is not consulted: the condition decides.
+    pub async fn upload_file_if(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
+        known_sha256: Option<String>,
+        condition: &WriteCondition,
+    ) -> Result<Outcome, Error> {
+        self.upload_file_under(source, dest, known_sha256, Some(condition))
+            .await
+    }
+
+    async fn upload_file_under(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
+        known_sha256: Option<String>,
+        condition: Option<&WriteCondition>,
+    ) -> Result<Outcome, Error> {
         let size = crate::source_size(source).await?;
         let content_type = crate::infer_content_type(&source.to_string_lossy());
         if self.common.dry_run_line(&format!(
@@ -621,6 +654,7 @@ impl S3StorageBackend {
             }
         };
         match self.common.options.overwrite {
+            _ if condition.is_some() => {}
             Overwrite::Always => {}
             Overwrite::Never => {
                 if self.head_object(dest).await?.is_some() {
@@ -637,11 +671,11 @@ impl S3StorageBackend {
         let id = self.common.reporter.on_transfer_start(&dest.s3_uri(), size);
         if let Some(data) = contents {
             let size = data.len() as u64;
-            self.put_object(data, dest, content_type, &sha, None)
+            self.put_object(data, dest, content_type, &sha, condition)
                 .await?;
             self.common.reporter.on_transfer_progress(id, size);
         } else {
-            self.multipart_upload(source, dest, size, content_type, &sha, id)
+            self.multipart_upload(source, dest, (size, content_type, &sha), id, condition)
                 .await?;
         }
         self.common.reporter.on_transfer_complete(id);
@@ -652,10 +686,9 @@ impl S3StorageBackend {
         &self,
         source: &Path,
         dest: &StorageLocation,
-        size: u64,
-        content_type: &str,
-        sha: &str,
+        (size, content_type, sha): (u64, &str, &str),
         id: usize,
+        condition: Option<&WriteCondition>,
     ) -> Result<(), Error> {
         let created = self
             .retrying("start multipart upload", &dest.s3_uri(), 0, || async {
@@ -689,7 +722,7 @@ impl S3StorageBackend {
             .buffer_unordered(self.common.options.part_concurrency.max(1))
             .try_collect()
             .await;
-        self.finish_multipart(dest, &upload_id, result, dest.s3_uri())
+        self.finish_multipart(dest, &upload_id, result, dest.s3_uri(), condition)
             .await
     }
 
@@ -735,15 +768,17 @@ impl S3StorageBackend {
             .build())
     }
 
-    /// Completes a multipart upload with its parts, or aborts it when a part (or the
-    /// completion) failed, so no orphaned upload is left behind.
+    /// Completes a multipart upload with its parts (under `condition` when there is one), or
+    /// aborts it when a part (or the completion) failed, so no orphaned upload is left behind.
     async fn finish_multipart(
         &self,
         dest: &StorageLocation,
         upload_id: &str,
         parts: Result<Vec<CompletedPart>, Error>,
         location: String,
+        condition: Option<&WriteCondition>,
     ) -> Result<(), Error> {
+        let (if_match, if_none_match) = condition_headers(condition);
         let completed = match parts {
             Ok(mut parts) => {
                 parts.sort_by_key(CompletedPart::part_number);
@@ -757,6 +792,8 @@ impl S3StorageBackend {
                         .key(dest.relative_path())
                         .upload_id(upload_id)
                         .multipart_upload(completed.clone())
+                        .set_if_match(if_match.clone())
+                        .set_if_none_match(if_none_match.clone())
                         .send()
                         .await
                         .map(|_| ())
@@ -922,7 +959,7 @@ impl S3StorageBackend {
             .buffer_unordered(self.common.options.part_concurrency.max(1))
             .try_collect()
             .await;
-        self.finish_multipart(dst, &upload_id, result, location)
+        self.finish_multipart(dst, &upload_id, result, location, None)
             .await
     }
 

@@ -607,3 +607,42 @@ async fn conditional_writes_detect_other_writers() {
         .unwrap();
     assert_eq!(stored(&server, "repos", "repo/index"), b"mine");
 }
+
+/// A conditional upload of a file sent in parts: the completion carries the condition, so a
+/// key created by someone else while the parts were going up is a `Conflict`, the winner's
+/// object stays, and the parts are aborted; on an absent key it lands whole with its digest.
+#[tokio::test(flavor = "multi_thread")]
+async fn conditional_multipart_uploads_detect_other_writers() {
+    use storage_backend::WriteCondition;
+    let server = S3Server::start();
+    server.create_bucket("wheels");
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern_bytes(11 * 1024 * 1024 + 77, 3);
+    let file = dir.path().join("big.whl");
+    fs_err::write(&file, &data).unwrap();
+    let transfer = TransferOptions {
+        multipart_threshold: 5 << 20,
+        part_size: 5 << 20,
+        ..TransferOptions::default()
+    };
+    let b = backend(&server, transfer).await;
+    let StorageBackend::S3(s3) = &b else {
+        unreachable!()
+    };
+    let taken = loc("wheels", "v5/taken.whl");
+    s3.put_bytes(b"the winner".to_vec(), &taken).await.unwrap();
+    let err = s3
+        .upload_file_if(&file, &taken, None, &WriteCondition::Absent)
+        .await
+        .unwrap_err();
+    assert_eq!(err.s3_kind(), Some(S3ErrorKind::Conflict), "{err}");
+    assert_eq!(stored(&server, "wheels", "v5/taken.whl"), b"the winner");
+    let free = loc("wheels", "v5/free.whl");
+    let sha = rock_ci_test_support::sha256_hex(&data);
+    s3.upload_file_if(&file, &free, Some(sha.clone()), &WriteCondition::Absent)
+        .await
+        .unwrap();
+    assert_eq!(stored(&server, "wheels", "v5/free.whl"), data);
+    let head = s3.head_object(&free).await.unwrap().unwrap();
+    assert_eq!(head.sha256.as_deref(), Some(sha.as_str()));
+}
