@@ -415,6 +415,52 @@ fn r13_dry_run_copies_nothing() {
     );
 }
 
+// A dry run without credentials: the plan is made from an unsigned listing where the
+// artifacts bucket allows it (the public CI buckets); where it does not, one error says that
+// the listing needs read access, and nothing is written either way.
+#[test]
+fn dry_run_without_credentials() {
+    let public = S3Server::start_with(rock_ci_test_support::S3ServerOptions {
+        anonymous: true,
+        ..Default::default()
+    });
+    let private = S3Server::start();
+    for server in [&public, &private] {
+        seed(server, "therock-dev-artifacts", "123-linux", &FIXTURE);
+        server.create_bucket("therock-repo-amd-dev-core");
+    }
+    let mut args = R1.to_vec();
+    args.push("--dry-run");
+    let no_credentials = |server: &S3Server| {
+        Command::new(crate::common::tool(TOOL))
+            .args(&args)
+            .env_clear()
+            .env("AWS_ENDPOINT_URL", server.endpoint())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap()
+    };
+    let out = no_credentials(&public);
+    assert_ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 10, "{stdout}");
+    assert!(
+        stdout.contains("[DRY RUN] copy s3://therock-dev-artifacts/123-linux/tarballs/sub/nested.tar.gz -> s3://therock-repo-amd-dev-core/v5/rocm/core/tarball/sub/nested.tar.gz\n"),
+        "{stdout}"
+    );
+    assert!(stored(&public, "therock-repo-amd-dev-core").is_empty());
+
+    let out = no_credentials(&private);
+    assert_fails_with(
+        &out,
+        1,
+        "lists the run's sources in therock-dev-artifacts, which needs read access",
+        "no read access",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(stored(&private, "therock-repo-amd-dev-core").is_empty());
+}
+
 // Another object under a tarball's or package's key is not replaced; a native repository's
 // index file is (it changes from run to run).
 #[test]

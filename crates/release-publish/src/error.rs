@@ -87,6 +87,16 @@ pub enum Error {
     /// An S3 request failed.
     #[error(transparent)]
     Storage(#[from] storage_backend::Error),
+    /// A dry run could not list the run's sources: the plan needs read access to the
+    /// artifacts bucket (with credentials, or anonymously where the bucket is public).
+    #[error("The dry run lists the run's sources in {bucket}, which needs read access to it")]
+    DryRunListing {
+        /// The artifacts bucket.
+        bucket: String,
+        /// The listing's failure.
+        #[source]
+        source: storage_backend::Error,
+    },
     /// Some files of a batch failed; every file was attempted.
     #[error("{}", Failures(.failures, *.total))]
     Failed {

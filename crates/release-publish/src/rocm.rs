@@ -6,7 +6,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use futures::StreamExt as _;
-use storage_backend::{ObjectHead, Reporter, S3StorageBackend, StorageBackend, TransferOptions};
+use storage_backend::{
+    Anonymous, ClientOptions, ObjectHead, Reporter, S3Client, S3StorageBackend, StorageBackend,
+    TransferOptions,
+};
 use storage_location::StorageLocation;
 use workflow_outputs::{
     LEGACY_MULTI_ARCH_WHEEL_PREFIX, LEGACY_PER_FAMILY_WHEEL_PREFIXES, Platform, PythonIndex,
@@ -125,12 +128,36 @@ pub async fn publish_run(
         concurrency: publication.concurrency,
         ..TransferOptions::default()
     };
-    let backend =
-        StorageBackend::for_upload(None, options, destination.region(), reporter, lookup).await?;
-    let StorageBackend::S3(s3) = backend else {
-        unreachable!("no staging directory was given");
+    let s3 = if publication.dry_run {
+        // A dry run writes nothing: it lists the sources with the credentials there are, or
+        // unsigned when there are none (the artifacts buckets are publicly readable).
+        let client_options = ClientOptions {
+            region: Some(destination.region().to_owned()),
+            anonymous: Anonymous::WhenNoCredentials,
+            ..ClientOptions::default()
+        };
+        S3StorageBackend::new(
+            S3Client::connect_with(&client_options, lookup).await?,
+            options,
+        )
+    } else {
+        let backend =
+            StorageBackend::for_upload(None, options, destination.region(), reporter, lookup)
+                .await?;
+        let StorageBackend::S3(s3) = backend else {
+            unreachable!("no staging directory was given");
+        };
+        s3
     };
-    let plan = release.plan(&s3).await?;
+    let plan = match release.plan(&s3).await {
+        Err(Error::Storage(source)) if publication.dry_run && !source.is_usage() => {
+            return Err(Error::DryRunListing {
+                bucket: release.run.bucket().to_owned(),
+                source,
+            });
+        }
+        plan => plan?,
+    };
     let dry_run = if publication.dry_run {
         Some(&mut *out)
     } else {
