@@ -143,6 +143,89 @@ fn r1_structured_publication_and_rerun() {
     assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
 }
 
+// A publication cut short by a failing copy: every other package is still copied, the native
+// repositories' index files are not (they would name a package that is missing), and the
+// error names the failed object. The rerun completes it, copying only what is missing, and
+// the index files go last, after every package.
+#[test]
+fn a_half_finished_publication_completes_on_rerun_with_indexes_last() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    use std::sync::{Arc, Mutex};
+    let server = S3Server::start();
+    seed(&server, "therock-dev-artifacts", "123-linux", &FIXTURE);
+    server.create_bucket("therock-repo-amd-dev-core");
+    let date = today();
+    // Every copy request in the order it reached the server (its destination key).
+    let copies = Arc::new(Mutex::new(Vec::<String>::new()));
+    let proxy = |broken: Option<&'static str>| {
+        let copies = copies.clone();
+        let record = Rule::new(Fault::Status500).when(move |head| {
+            if head.method == "PUT" && head.header("x-amz-copy-source").is_some() {
+                copies.lock().unwrap().push(head.path.clone());
+            }
+            false
+        });
+        let mut plan = FaultPlan::new().rule(record);
+        if let Some(key) = broken {
+            plan = plan.rule(
+                Rule::new(Fault::Status500)
+                    .method("PUT")
+                    .path_contains(key)
+                    .when(|head| head.header("x-amz-copy-source").is_some()),
+            );
+        }
+        FaultProxy::start(server.addr(), plan)
+    };
+    let run_via = |proxy: &FaultProxy| {
+        let mut env = aws_env(&server);
+        for (k, v) in &mut env {
+            if *k == "AWS_ENDPOINT_URL" {
+                *v = proxy.endpoint();
+            }
+        }
+        let mut args = R1.to_vec();
+        args.extend(["--max-attempts", "1"]);
+        Command::new(crate::common::tool(TOOL))
+            .args(&args)
+            .env_clear()
+            .envs(env)
+            .output()
+            .unwrap()
+    };
+    let is_index = |key: &str| key.contains("/dists/") || key.contains("/repodata/");
+
+    let broken = proxy(Some("amdrocm-core_8.0.0_amd64.deb"));
+    let out = run_via(&broken);
+    assert_fails_with(&out, 1, "amdrocm-core_8.0.0_amd64.deb", "a failed copy");
+    let left: Vec<String> = r1_keys(&date)
+        .into_iter()
+        .filter(|k| !k.contains("amdrocm-core_8.0.0_amd64.deb") && !is_index(&format!("/{k}")))
+        .collect();
+    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), left);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Copied 2 tarballs\n"), "{stderr}");
+    assert!(!stderr.contains("files for deb packages"), "{stderr}");
+    drop(broken);
+
+    copies.lock().unwrap().clear();
+    let fixed = proxy(None);
+    let out = run_via(&fixed);
+    assert_ok(&out);
+    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("7 objects were already published with the same content"),
+        "{stderr}"
+    );
+    let order = copies.lock().unwrap().clone();
+    assert_eq!(order.len(), 3, "{order:?}");
+    assert!(
+        order[0].contains("amdrocm-core_8.0.0_amd64.deb?"),
+        "{order:?}"
+    );
+    assert!(order[1..].iter().all(|k| is_index(k)), "{order:?}");
+}
+
 // R2 (ASAN), R3 (prerelease, `TRUE`, whl index, fixed native prefix), R4 (Windows).
 #[test]
 fn r2_r3_r4_variants() {

@@ -208,6 +208,21 @@ impl Phase {
         matches!(self.kind, PhaseKind::Native(_))
     }
 
+    /// Whether `to` is an index file of a native package repository (below `dists/` or
+    /// `repodata/` of the destination), which is copied after every package.
+    fn is_index(&self, to: &StorageLocation) -> bool {
+        let PhaseKind::Native(_) = self.kind else {
+            return false;
+        };
+        let prefix = format!(
+            "{}/",
+            self.destination.relative_path().trim_end_matches('/')
+        );
+        to.relative_path()
+            .strip_prefix(&prefix)
+            .is_some_and(|rel| rel.starts_with("dists/") || rel.starts_with("repodata/"))
+    }
+
     fn write_start(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let (src, dst) = (self.source.s3_uri(), self.destination.s3_uri());
         match &self.kind {
@@ -450,15 +465,21 @@ fn nonempty(phase: Phase, what: &'static str) -> Result<Phase, Error> {
     }
 }
 
-/// Carries out `plan` phase by phase (tarballs, Python packages, deb, rpm), `concurrency`
-/// copies at a time, writing the reference's progress lines to `log`. A copy is server-side
-/// and keeps the object's content type and metadata (multipart above 5 GiB). A destination
-/// that already holds the same bytes (equal recorded SHA-256, or equal size and `ETag`) is
-/// left alone, so a rerun of a finished publication copies nothing; one holding other bytes is
-/// an [`Error::Conflict`] (native package repositories excepted: their index files are meant
-/// to be replaced). Every copied object is checked at the destination (size, digest). In a
-/// dry run, `[DRY RUN] copy {src} -> {dst}` lines go to `dry_run` instead. The first phase with
-/// a failure stops the publication after every copy of that phase was attempted.
+/// Carries out `plan`, `concurrency` copies at a time, writing the reference's progress lines
+/// to `log`, phase by phase in its order (tarballs, Python packages, deb, rpm). The copies of
+/// every phase share one pool, so the large objects of one phase overlap the small ones of the
+/// next; the index files of the native package repositories (`dists/`, `repodata/`) are
+/// copied last, only once every other object is in place, so a repository never names a
+/// package that is not there yet. A copy is server-side and keeps the object's content type
+/// and metadata (multipart above 5 GiB). A destination that already holds the same bytes
+/// (equal recorded SHA-256, or equal size and `ETag`) is left alone, so a rerun of a finished
+/// publication copies nothing and a rerun of a half-finished one completes it; one holding
+/// other bytes is an [`Error::Conflict`] (native package repositories excepted: their index
+/// files are meant to be replaced). Every copied object is checked at the destination (size,
+/// digest). In a dry run, `[DRY RUN] copy {src} -> {dst}` lines go to `dry_run` instead.
+/// When a copy fails, every other copy of its wave is still attempted, the lines of the
+/// phases before the first failed one are written, the index files are not copied, and the
+/// error names every failed destination.
 pub async fn copy(
     backend: &S3StorageBackend,
     plan: &CopyPlan,
@@ -481,43 +502,59 @@ pub async fn copy(
         }
         return Ok(report);
     }
-    for phase in &plan.phases {
-        phase.write_start(log).map_err(Error::Output)?;
-        let replace = phase.replaces_different();
-        let results: Vec<(String, Result<bool, Error>)> =
-            futures::stream::iter(&phase.copies)
-                .map(|(from, to)| async move {
-                    (to.s3_uri(), copy_one(backend, from, to, replace).await)
-                })
-                .buffer_unordered(concurrency.max(1))
-                .collect()
-                .await;
-        let mut failures = Vec::new();
-        let mut done = 0;
-        for (destination, result) in results {
+    let (objects, indexes): (Vec<_>, Vec<_>) = plan
+        .phases
+        .iter()
+        .enumerate()
+        .flat_map(|(n, phase)| phase.copies.iter().map(move |copy| (n, phase, copy)))
+        .partition(|(_, phase, (_, to))| !phase.is_index(to));
+    let mut done = vec![0; plan.phases.len()];
+    let mut failures = Vec::new();
+    for wave in [objects, indexes] {
+        let total = wave.len();
+        let results: Vec<(usize, String, Result<bool, Error>)> = futures::stream::iter(wave)
+            .map(|(n, phase, (from, to))| async move {
+                let replace = phase.replaces_different();
+                (n, to.s3_uri(), copy_one(backend, from, to, replace).await)
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect()
+            .await;
+        for (n, destination, result) in results {
             match result {
-                Ok(true) => {
-                    report.copied += 1;
-                    done += 1;
+                Ok(copied) => {
+                    done[n] += 1;
+                    if copied {
+                        report.copied += 1;
+                    } else {
+                        report.unchanged += 1;
+                    }
                 }
-                Ok(false) => {
-                    report.unchanged += 1;
-                    done += 1;
-                }
-                Err(e) => failures.push((destination, e)),
+                Err(e) => failures.push((n, destination, e)),
             }
         }
         if !failures.is_empty() {
+            let first = failures.iter().map(|f| f.0).min().unwrap_or_default();
+            for phase in &plan.phases[..first] {
+                phase.write_start(log).map_err(Error::Output)?;
+                phase
+                    .write_done(phase.copies.len(), log)
+                    .map_err(Error::Output)?;
+                plan.after_phase(phase, log)?;
+            }
+            plan.phases[first].write_start(log).map_err(Error::Output)?;
+            let mut failures: Vec<(String, Error)> =
+                failures.into_iter().map(|(_, d, e)| (d, e)).collect();
             failures.sort_by(|a, b| a.0.cmp(&b.0));
             if failures.len() == 1 {
                 return Err(failures.pop().expect("one failure").1);
             }
-            return Err(Error::Failed {
-                total: phase.copies.len(),
-                failures,
-            });
+            return Err(Error::Failed { total, failures });
         }
-        phase.write_done(done, log).map_err(Error::Output)?;
+    }
+    for (phase, n) in plan.phases.iter().zip(done) {
+        phase.write_start(log).map_err(Error::Output)?;
+        phase.write_done(n, log).map_err(Error::Output)?;
         plan.after_phase(phase, log)?;
     }
     Ok(report)
@@ -576,9 +613,7 @@ async fn copy_one(
             }
         }
     }
-    StorageBackend::S3(backend.clone())
-        .copy_file(from, to)
-        .await?;
+    backend.copy_known(from, &source, to).await?;
     let written = backend.head_object(to).await?;
     let ok = written.as_ref().is_some_and(|w| {
         w.size == source.size && (source.sha256.is_none() || w.sha256 == source.sha256)

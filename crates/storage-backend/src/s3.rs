@@ -863,6 +863,19 @@ impl S3StorageBackend {
                 }
             }
         }
+        self.copy_known(src, &head, dst).await
+    }
+
+    /// Copies `src`, whose HEAD the caller already has (`head`), to `dst` server-side, keeping
+    /// its content type and metadata: one `CopyObject` up to the multipart copy threshold
+    /// (at most 5 GiB), ranged part copies above it. No look-up of either object and no
+    /// overwrite check: the caller decided.
+    pub async fn copy_known(
+        &self,
+        src: &StorageLocation,
+        head: &ObjectHead,
+        dst: &StorageLocation,
+    ) -> Result<Outcome, Error> {
         let location = format!("{} -> {}", src.s3_uri(), dst.s3_uri());
         let copy_source = format!("{}/{}", src.bucket(), encode_key(src.relative_path()));
         let size = head.size;
@@ -881,7 +894,7 @@ impl S3StorageBackend {
             })
             .await?;
         } else {
-            self.multipart_copy(&copy_source, (src, &head), dst).await?;
+            self.multipart_copy(&copy_source, (src, head), dst).await?;
         }
         self.common.reporter.on_transfer_progress(id, size);
         self.common.reporter.on_transfer_complete(id);
