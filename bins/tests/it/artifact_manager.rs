@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use rock_ci_test_support::{
-    Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, S3Server, black_hole, sha256_hex,
-    tree_snapshot,
+    Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, black_hole, sha256_hex, tree_snapshot,
 };
+
+use crate::store::Store;
 
 const TOPOLOGY: &str = r#"
 [build_stages.foundation]
@@ -51,155 +52,6 @@ artifact_deps = ["math"]
 "#;
 
 const FORK: &str = "someone/TheRock";
-
-/// The S3 server of a pipeline: in-process, or the one `ROCK_CI_S3_ENDPOINT` names (with
-/// `ROCK_CI_S3_ACCESS_KEY` / `ROCK_CI_S3_SECRET_KEY`; `scripts/e2e-seaweedfs` runs SeaweedFS).
-enum Store {
-    InProcess(S3Server),
-    External {
-        endpoint: String,
-        access: String,
-        secret: String,
-    },
-}
-
-impl Store {
-    fn start() -> Self {
-        match std::env::var("ROCK_CI_S3_ENDPOINT") {
-            Ok(endpoint) if !endpoint.is_empty() => Store::External {
-                endpoint,
-                access: std::env::var("ROCK_CI_S3_ACCESS_KEY").unwrap_or_default(),
-                secret: std::env::var("ROCK_CI_S3_SECRET_KEY").unwrap_or_default(),
-            },
-            _ => Store::InProcess(S3Server::start()),
-        }
-    }
-
-    fn aws_env(&self) -> Vec<(&'static str, String)> {
-        match self {
-            Store::InProcess(server) => server.aws_env().to_vec(),
-            Store::External {
-                endpoint,
-                access,
-                secret,
-            } => vec![
-                ("AWS_ENDPOINT_URL", endpoint.clone()),
-                ("AWS_ACCESS_KEY_ID", access.clone()),
-                ("AWS_SECRET_ACCESS_KEY", secret.clone()),
-                ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
-            ],
-        }
-    }
-
-    /// Runs `f` with a storage client of this server.
-    fn with_storage<T>(&self, f: impl AsyncFnOnce(&storage_backend::S3StorageBackend) -> T) -> T {
-        let env: Vec<(&str, String)> = self.aws_env();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let lookup = |var: &str| env.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone());
-            let var = |name: &str| lookup(name).unwrap_or_default();
-            let client = storage_backend::S3Client::connect_with(
-                &storage_backend::ClientOptions {
-                    region: Some("us-east-1".to_owned()),
-                    endpoint_url: Some(var("AWS_ENDPOINT_URL")),
-                    credentials: Some(storage_backend::Credentials::new(
-                        var("AWS_ACCESS_KEY_ID"),
-                        var("AWS_SECRET_ACCESS_KEY"),
-                        None,
-                        None,
-                        "test",
-                    )),
-                    ..storage_backend::ClientOptions::default()
-                },
-                &lookup,
-            )
-            .await
-            .expect("S3 client");
-            let storage = storage_backend::S3StorageBackend::new(
-                client,
-                storage_backend::TransferOptions::default(),
-            );
-            f(&storage).await
-        })
-    }
-
-    /// The server's address (for a proxy in front of it).
-    fn addr(&self) -> std::net::SocketAddr {
-        match self {
-            Store::InProcess(server) => server.addr(),
-            Store::External { endpoint, .. } => endpoint
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-                .parse()
-                .expect("an http://host:port endpoint"),
-        }
-    }
-
-    fn create_bucket(&self, bucket: &str) {
-        self.with_storage(async |s| s.create_bucket(bucket).await.unwrap());
-    }
-
-    /// The keys directly below `{bucket}/{prefix}/`, sorted.
-    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
-        let listed = self.with_storage(async |s| {
-            s.list_prefix(bucket, &format!("{prefix}/"), true)
-                .await
-                .unwrap()
-        });
-        let mut keys: Vec<String> = listed
-            .into_iter()
-            .map(|o| o.key.rsplit('/').next().unwrap_or_default().to_owned())
-            .collect();
-        keys.sort();
-        keys
-    }
-
-    /// Deletes `{bucket}/{key}`.
-    fn delete(&self, bucket: &str, key: &str) {
-        self.with_storage(async |s| {
-            s.client()
-                .sdk()
-                .delete_object()
-                .bucket(bucket)
-                .key(key)
-                .send()
-                .await
-                .unwrap();
-        });
-    }
-
-    /// Writes `data` as `{bucket}/{key}` as another tool would: no sidecar, and `sha256` as
-    /// the recorded digest only when given.
-    fn put_raw(&self, bucket: &str, key: &str, data: Vec<u8>, sha256: Option<&str>) {
-        self.with_storage(async |s| {
-            s.client()
-                .sdk()
-                .put_object()
-                .bucket(bucket)
-                .key(key)
-                .set_metadata(sha256.map(|sha| {
-                    std::collections::HashMap::from([(
-                        storage_backend::SHA256_METADATA_KEY.to_owned(),
-                        sha.to_owned(),
-                    )])
-                }))
-                .body(data.into())
-                .send()
-                .await
-                .unwrap();
-        });
-    }
-
-    /// The bytes of `{bucket}/{key}`.
-    fn read(&self, bucket: &str, key: &str) -> Vec<u8> {
-        let loc = storage_backend::StorageLocation::new(bucket, key);
-        self.with_storage(async |s| s.get_small(&loc).await.unwrap())
-            .unwrap_or_else(|| panic!("s3://{bucket}/{key} exists"))
-    }
-}
 
 struct Pipeline {
     server: Store,
