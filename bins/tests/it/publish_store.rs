@@ -43,18 +43,10 @@ fn run(store: &Store, tool: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-// A run with a multipart tarball, wheels and both native repositories, published and checked
-// object by object (bytes, content type, recorded digest); the rerun copies nothing.
-#[test]
-fn rocm_run_published_with_types_and_digests() {
-    let store = Store::start();
-    let (src, dst) = ("therock-dev-artifacts", "therock-repo-amd-dev-core");
-    store.create_bucket(src);
-    store.create_bucket(dst);
-    let n = nonce();
-    let run_id = format!("9{n}");
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<(String, Vec<u8>)> = vec![
+/// The files of a release run (relative to `{run}/`), named with `n`: a 9 MiB tarball, a wheel
+/// and an sdist, a deb and an rpm with their repositories' index files.
+fn run_files(n: u128) -> Vec<(String, Vec<u8>)> {
+    vec![
         (
             format!("tarballs/therock-dist-linux-gfx94X-dcgpu-7.13.0.dev{n}.tar.gz"),
             noise(9 << 20, 1),
@@ -80,7 +72,21 @@ fn rocm_run_published_with_types_and_digests() {
             "packages/rpm/repodata/repomd.xml".to_owned(),
             b"<repomd/>\n".to_vec(),
         ),
-    ];
+    ]
+}
+
+// A run with a multipart tarball, wheels and both native repositories, published and checked
+// object by object (bytes, content type, recorded digest); the rerun copies nothing.
+#[test]
+fn rocm_run_published_with_types_and_digests() {
+    let store = Store::start();
+    let (src, dst) = ("therock-dev-artifacts", "therock-repo-amd-dev-core");
+    store.create_bucket(src);
+    store.create_bucket(dst);
+    let n = nonce();
+    let run_id = format!("9{n}");
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files(n);
     for (i, (rel, data)) in files.iter().enumerate() {
         let name = rel.rsplit('/').next().unwrap();
         let path = dir.path().join(format!("{i}-{name}"));
@@ -105,8 +111,10 @@ fn rocm_run_published_with_types_and_digests() {
         .lines()
         .find_map(|l| l.strip_prefix("Native deb packages: "))
         .and_then(|l| l.rsplit("/deb/").next())
-        .map(|d| d.trim_end_matches('/').to_owned())
-        .unwrap_or_else(|| panic!("no deb line in {stderr}"));
+        .map_or_else(
+            || panic!("no deb line in {stderr}"),
+            |d| d.trim_end_matches('/').to_owned(),
+        );
     let destination = |rel: &str| -> String {
         let name = rel.rsplit('/').next().unwrap();
         if let Some(t) = rel.strip_prefix("tarballs/") {
