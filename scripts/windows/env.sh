@@ -1,0 +1,53 @@
+# Sourced by the scripts that build or run Windows programs (scripts/test-windows,
+# scripts/build-wheel --windows, scripts/test-wheel --windows): installs what they need when it
+# is missing and sets the environment of a Windows build and of Wine. Debian's own Rust
+# (rustc-web, with the standard library's source) builds the Windows std, as the rustup
+# toolchain has none for that target; MinGW-w64 links; Wine runs the programs. Wine 8.0 lacks
+# bcryptprimitives.dll, whose ProcessPrng every Rust program imports: a small DLL built here
+# (scripts/windows/processprng.c) stands in for it in a Wine prefix of our own.
+# Everything goes below target/windows (its own target dir: another compiler, another std).
+windows_out="$PWD/target/windows"
+mkdir -p "$windows_out"
+
+windows_packages=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64)
+windows_missing=()
+for p in "${windows_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || windows_missing+=("$p")
+done
+if [ "${#windows_missing[@]}" -gt 0 ]; then
+    echo "installing ${windows_missing[*]}"
+    # Recommends would pull in a whole LLVM and the Mesa drivers, none of which is used here.
+    apt-get install -y --no-install-recommends "${windows_missing[@]}" >"$windows_out/apt.log" 2>&1 ||
+        { cat "$windows_out/apt.log"; exit 1; }
+fi
+
+wine=/usr/lib/wine/wine64
+export WINEPREFIX="$windows_out/wineprefix"
+export WINEDEBUG=-all
+# No Mono or Gecko: nothing here needs .NET or HTML, and their installers would be offered.
+export WINEDLLOVERRIDES="mscoree,mshtml="
+windows_system32="$WINEPREFIX/drive_c/windows/system32"
+if [ ! -f "$windows_system32/bcryptprimitives.dll" ]; then
+    echo "creating the Wine prefix $WINEPREFIX"
+    "$wine" wineboot --init >/dev/null 2>&1
+    /usr/lib/wine/wineserver -w
+    x86_64-w64-mingw32-gcc -shared -O2 -Wl,--kill-at -o "$windows_out/bcryptprimitives.dll" \
+        scripts/windows/processprng.c -ladvapi32
+    cp "$windows_out/bcryptprimitives.dll" "$windows_system32/bcryptprimitives.dll"
+fi
+
+# Debian's rustc and cargo, called by path: the rustup proxies first on PATH would pick the
+# toolchain of rust-toolchain.toml, which has no Windows std.
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+# -Zbuild-std is unstable: allowed on this stable compiler for these builds only.
+export RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
+
+# cargo for the Windows target, in target/windows, at a lower priority than the rest.
+windows_cargo() {
+    local cmd=$1
+    shift
+    nice -n 10 /usr/bin/cargo "$cmd" -Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu \
+        --target-dir "$windows_out" --locked "$@"
+}
