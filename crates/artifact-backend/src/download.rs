@@ -104,9 +104,8 @@ pub(crate) async fn copy_verified(
                 actual,
             });
         }
-        temp.as_file()
-            .sync_all()
-            .map_err(|e| FileError::write(&dest, e))?;
+        // Closed, not synced: the copy can be made again, and the rename alone makes the
+        // whole file appear at once.
         temp.persist(&dest)
             .map_err(|e| FileError::write(&dest, e.error))?;
         Ok(actual)
