@@ -567,10 +567,11 @@ impl ArtifactBackend {
 
     /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack` permits but the
     /// transfer not: with a permit free, the archive streams straight into place; without one,
-    /// it is downloaded (verified) into `spool` meanwhile and unpacked from there once a permit
-    /// frees, then deleted. So a slow link keeps as many transfers going as the caller allows,
-    /// while only as many archives are unpacked at once as there are permits. `spool` should be
-    /// a temporary directory on the output's filesystem.
+    /// an S3 archive is downloaded (verified, not synced) into `spool` meanwhile and unpacked
+    /// from there once a permit frees, then deleted. So a slow link keeps as many transfers
+    /// going as the caller allows, while only as many archives are unpacked at once as there
+    /// are permits. A local archive is never copied: it waits for a permit and streams from
+    /// where it lies. `spool` should be a temporary directory on the output's filesystem.
     pub async fn fetch_extracted_limited(
         &self,
         key: &str,
@@ -582,6 +583,16 @@ impl ArtifactBackend {
     ) -> Result<Fetched, Error> {
         let unpacking: Unpacking = unpacking.into();
         if let Ok(_permit) = unpack.try_acquire() {
+            return self
+                .fetch_extracted(key, output_dir, unpacking, index)
+                .await;
+        }
+        // A local archive is read where it lies once a permit frees: a copy would only add
+        // the writing and reading of every byte.
+        if let ArtifactBackend::Local(_) = self {
+            let _permit = unpack.acquire().await.map_err(|e| {
+                Error::File(FileError::read(Path::new(key), std::io::Error::other(e)))
+            })?;
             return self
                 .fetch_extracted(key, output_dir, unpacking, index)
                 .await;
