@@ -566,14 +566,22 @@ impl ArtifactBackend {
     }
 
     /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack` permits but the
-    /// transfer not: with a permit free, the archive streams straight into place; without one,
-    /// it is downloaded (verified) into `spool` meanwhile and unpacked from there once a permit
-    /// frees, then deleted. So a slow link keeps as many transfers going as the caller allows,
-    /// while only as many archives are unpacked at once as there are permits. `spool` should be
-    /// a temporary directory on the output's filesystem.
+    /// transfer not: with a permit free, the archive streams straight into place. Without one,
+    /// a small S3 archive (`size`, as listed, fetched in one GET) is downloaded (verified, not
+    /// synced) into `spool` meanwhile and unpacked from there once a permit frees, then
+    /// deleted: a link that is slow per connection keeps as many transfers going as the caller
+    /// allows, while only as many archives are unpacked at once as there are permits. A larger
+    /// S3 archive, fetched as parallel ranges that fill a link by themselves, and a local one
+    /// wait for a permit and stream, never copied. `spool` should be a temporary directory on
+    /// the output's filesystem.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fetch's own arguments and the two shared limits"
+    )]
     pub async fn fetch_extracted_limited(
         &self,
         key: &str,
+        size: u64,
         output_dir: &Path,
         unpacking: impl Into<Unpacking>,
         index: Arc<FlattenIndex>,
@@ -582,6 +590,14 @@ impl ArtifactBackend {
     ) -> Result<Fetched, Error> {
         let unpacking: Unpacking = unpacking.into();
         if let Ok(_permit) = unpack.try_acquire() {
+            return self
+                .fetch_extracted(key, output_dir, unpacking, index)
+                .await;
+        }
+        if matches!(self, ArtifactBackend::Local(_)) || crate::download::is_ranged(size) {
+            let _permit = unpack.acquire().await.map_err(|e| {
+                Error::File(FileError::read(Path::new(key), std::io::Error::other(e)))
+            })?;
             return self
                 .fetch_extracted(key, output_dir, unpacking, index)
                 .await;

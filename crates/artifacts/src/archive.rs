@@ -413,7 +413,7 @@ impl ArchiveWriter {
             .map_err(|e| FileError::read(path, e).into())
     }
 
-    /// Completes the archive, flushes it to disk and renames it to its destination.
+    /// Completes the archive and renames it to its destination (not synced to the disk).
     pub fn finish(self) -> Result<PathBuf, Error> {
         Ok(self.finish_written()?.path)
     }
@@ -429,10 +429,9 @@ impl ArchiveWriter {
             .into_inner()
             .map_err(|e| FileError::write(&dest, e))?;
         let hashing = encoder.finish().map_err(|e| FileError::write(&dest, e))?;
-        hashing
-            .file
-            .sync_all()
-            .map_err(|e| FileError::write(&dest, e))?;
+        // Closed, not synced: an archive can be written again from its tree, and the rename
+        // alone makes the whole archive appear at once; a sync here would make every archive
+        // wait for the disk.
         temp.persist(&dest)
             .map_err(|e| FileError::write(&dest, e.error))?;
         Ok(Written {

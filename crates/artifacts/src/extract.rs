@@ -3,7 +3,7 @@
 //! ever written outside the destination.
 
 use file_tree::FileError;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -91,13 +91,16 @@ struct Extractor<'a> {
     relpaths: Vec<Vec<String>>,
     /// Stored member path → where it was written (for hardlinks).
     written: HashMap<Vec<String>, PathBuf>,
-    /// Directories this extraction created or checked (real directories, never links); nothing
-    /// can replace them later, so they need no second look.
-    dirs: HashSet<PathBuf>,
+    /// Directories this extraction created (`true`) or checked (`false`): real directories,
+    /// never links; nothing can replace them later, so they need no second look.
+    dirs: HashMap<PathBuf, bool>,
     /// Directory members' times and modes, applied once every member is written.
     dir_times: Vec<DirAttributes>,
     /// File contents pass through here (large, so few write calls).
     buffer: Vec<u8>,
+    /// Handles of the directories regular files are created in (Unix).
+    #[cfg(unix)]
+    handles: unix::DirHandles,
     out: Extracted,
 }
 
@@ -105,6 +108,12 @@ struct Extractor<'a> {
 struct DirAttributes {
     path: PathBuf,
     mtime: Option<SystemTime>,
+    /// Made by this extraction (so with the mode the umask gives), not met.
+    #[cfg_attr(
+        not(unix),
+        expect(dead_code, reason = "modes are Unix permission bits")
+    )]
+    created: bool,
     /// Applied on Unix only.
     #[cfg_attr(
         not(unix),
@@ -163,6 +172,14 @@ pub(crate) fn parse_pax_time(value: &str) -> Option<SystemTime> {
 
 /// Gives directory `path` the modification time `mtime`. Best effort, as with `tar` and
 /// Python's `tarfile`: a file system that refuses leaves the time of extraction.
+#[cfg(unix)]
+fn set_dir_mtime(path: &Path, mtime: SystemTime) {
+    // One call by path: no handle to open and close.
+    set_mtime_at(path, mtime, rustix::fs::AtFlags::empty());
+}
+
+/// [`set_dir_mtime`] where there is no call that sets a time by path.
+#[cfg(not(unix))]
 fn set_dir_mtime(path: &Path, mtime: SystemTime) {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -181,7 +198,14 @@ fn set_dir_mtime(path: &Path, mtime: SystemTime) {
 /// `tar -x` does; the access time is left alone. Best effort.
 #[cfg(unix)]
 fn set_symlink_mtime(path: &Path, mtime: SystemTime) {
-    use rustix::fs::{AtFlags, CWD, Timespec, Timestamps, UTIME_OMIT, utimensat};
+    set_mtime_at(path, mtime, rustix::fs::AtFlags::SYMLINK_NOFOLLOW);
+}
+
+/// `utimensat` of `path` with `flags`: the modification time `mtime`, the access time left
+/// alone. Best effort.
+#[cfg(unix)]
+fn set_mtime_at(path: &Path, mtime: SystemTime, flags: rustix::fs::AtFlags) {
+    use rustix::fs::{CWD, Timespec, Timestamps, UTIME_OMIT, utimensat};
     let since_epoch = match mtime.duration_since(SystemTime::UNIX_EPOCH) {
         Ok(d) => (i64::try_from(d.as_secs()).ok(), i64::from(d.subsec_nanos())),
         Err(e) => {
@@ -207,7 +231,7 @@ fn set_symlink_mtime(path: &Path, mtime: SystemTime) {
             tv_nsec: nanoseconds,
         },
     };
-    let _ = utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW);
+    let _ = utimensat(CWD, path, &times, flags);
 }
 
 /// Runs `create` at `path`; when something that is not a directory is already there (an
@@ -234,6 +258,7 @@ impl Extractor<'_> {
     fn dir_attributes<R: Read>(
         &self,
         path: PathBuf,
+        created: bool,
         entry: &mut tar::Entry<'_, R>,
     ) -> DirAttributes {
         let mode = (self.layout == Layout::Full)
@@ -243,6 +268,7 @@ impl Extractor<'_> {
         DirAttributes {
             path,
             mtime: member_mtime(entry),
+            created,
             mode,
         }
     }
@@ -280,27 +306,28 @@ impl Extractor<'_> {
         let mut path = self.dest.to_path_buf();
         for comp in &mapped[..mapped.len() - 1] {
             path.push(comp);
-            if self.dirs.contains(&path) {
+            if self.dirs.contains_key(&path) {
                 continue;
             }
             // Usually new: create it; only an existing entry needs a look.
-            match std::fs::create_dir(&path) {
-                Ok(()) => {}
+            let created = match std::fs::create_dir(&path) {
+                Ok(()) => true,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     match fs_err::symlink_metadata(&path) {
                         Ok(m) if m.file_type().is_symlink() => {
                             return Err(self.refuse(member, "a parent directory is a symlink"));
                         }
-                        Ok(m) if m.is_dir() => {}
+                        Ok(m) if m.is_dir() => false,
                         _ => {
                             fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e))?;
                             fs_err::create_dir(&path).map_err(|e| FileError::write(&path, e))?;
+                            true
                         }
                     }
                 }
                 Err(e) => return Err(FileError::write(&path, e).into()),
-            }
-            self.dirs.insert(path.clone());
+            };
+            self.dirs.insert(path.clone(), created);
         }
         path.push(&mapped[mapped.len() - 1]);
         Ok(path)
@@ -394,6 +421,99 @@ impl Extractor<'_> {
         Ok(())
     }
 
+    /// A regular file: created new (with its stored mode, relative to a handle of its
+    /// directory on Unix), written, given its time.
+    fn regular<R: Read>(
+        &mut self,
+        member: &str,
+        entry: &mut tar::Entry<'_, R>,
+        stored: Vec<String>,
+        mapped: &[String],
+    ) -> Result<(), Error> {
+        let path = self.prepare(member, mapped)?;
+        let mtime = member_mtime(entry);
+        let mut options = fs_err::OpenOptions::new();
+        options.write(true).create_new(true);
+        // The stored mode without setuid/setgid/sticky and group/other write; set again once
+        // written where the umask narrowed what `open` created.
+        #[cfg(unix)]
+        let mode = entry.header().mode().unwrap_or(0o644) & KEPT_MODE_BITS;
+        #[cfg(unix)]
+        {
+            use fs_err::os::unix::fs::OpenOptionsExt as _;
+            options.mode(mode);
+        }
+        #[cfg(unix)]
+        let created = self.handles.create(&path, mode);
+        #[cfg(not(unix))]
+        let created = None;
+        let mut file = match created {
+            Some(file) => fs_err::File::from_parts(file, &path),
+            None => replace(&path, |p| options.open(p))?,
+        };
+        let mut n = 0u64;
+        loop {
+            let got = entry
+                .read(&mut self.buffer)
+                .map_err(|e| FileError::read(Path::new(self.archive), e))?;
+            if got == 0 {
+                break;
+            }
+            std::io::Write::write_all(&mut file, &self.buffer[..got])
+                .map_err(|e| FileError::write(&path, e))?;
+            n += got as u64;
+        }
+        #[cfg(unix)]
+        if unix::narrowed_by_umask(mode) {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| FileError::write(&path, e))?;
+        }
+        // One call on the open handle; best effort, as with `tar`.
+        if let Some(mtime) = mtime {
+            let _ = file.file().set_modified(mtime);
+        }
+        self.out.files += 1;
+        self.out.bytes += n;
+        self.written.insert(stored, path);
+        Ok(())
+    }
+
+    /// A directory member: created unless this extraction made or met it already; its time
+    /// and mode are applied at the end.
+    fn directory<R: Read>(
+        &mut self,
+        member: &str,
+        entry: &mut tar::Entry<'_, R>,
+        mapped: &[String],
+    ) -> Result<(), Error> {
+        let path = self.prepare(member, mapped)?;
+        let created = if let Some(created) = self.dirs.get(&path) {
+            *created
+        } else {
+            // Usually new: create it; only an existing entry needs a look.
+            let created = match std::fs::create_dir(&path) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if fs_err::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                        false
+                    } else {
+                        replace(&path, |p| std::fs::create_dir(p))?;
+                        true
+                    }
+                }
+                Err(e) => return Err(FileError::write(&path, e).into()),
+            };
+            self.dirs.insert(path.clone(), created);
+            created
+        };
+        let attributes = self.dir_attributes(path, created, entry);
+        self.dir_times.push(attributes);
+        self.out.links_and_dirs += 1;
+        Ok(())
+    }
+
     fn entry<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), Error> {
         let member = String::from_utf8(entry.path_bytes().into_owned()).map_err(|e| {
             self.refuse(&String::from_utf8_lossy(e.as_bytes()), "path is not UTF-8")
@@ -427,7 +547,7 @@ impl Extractor<'_> {
             if self.layout.keeps_paths() {
                 let path = parts.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
                 fs_err::create_dir_all(&path).map_err(|e| FileError::write(&path, e))?;
-                let attributes = self.dir_attributes(path, &mut entry);
+                let attributes = self.dir_attributes(path, false, &mut entry);
                 self.dir_times.push(attributes);
             }
             return Ok(());
@@ -438,56 +558,9 @@ impl Extractor<'_> {
         }
         match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                let path = self.prepare(&member, &mapped)?;
-                let mtime = member_mtime(&mut entry);
-                let mut options = fs_err::OpenOptions::new();
-                options.write(true).create_new(true);
-                // The stored mode without setuid/setgid/sticky and group/other write; set
-                // again once written, as the umask narrows what `open` creates.
-                #[cfg(unix)]
-                let mode = entry.header().mode().unwrap_or(0o644) & KEPT_MODE_BITS;
-                #[cfg(unix)]
-                {
-                    use fs_err::os::unix::fs::OpenOptionsExt as _;
-                    options.mode(mode);
-                }
-                let mut file = replace(&path, |p| options.open(p))?;
-                let mut n = 0u64;
-                loop {
-                    let got = entry
-                        .read(&mut self.buffer)
-                        .map_err(|e| FileError::read(Path::new(self.archive), e))?;
-                    if got == 0 {
-                        break;
-                    }
-                    std::io::Write::write_all(&mut file, &self.buffer[..got])
-                        .map_err(|e| FileError::write(&path, e))?;
-                    n += got as u64;
-                }
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt as _;
-                    file.file()
-                        .set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(|e| FileError::write(&path, e))?;
-                }
-                // One call on the open handle; best effort, as with `tar`.
-                if let Some(mtime) = mtime {
-                    let _ = file.file().set_modified(mtime);
-                }
-                self.out.files += 1;
-                self.out.bytes += n;
-                self.written.insert(stored, path);
+                self.regular(&member, &mut entry, stored, &mapped)?;
             }
-            tar::EntryType::Directory => {
-                let path = self.prepare(&member, &mapped)?;
-                if !path.is_dir() {
-                    replace(&path, |p| std::fs::create_dir(p))?;
-                }
-                let attributes = self.dir_attributes(path, &mut entry);
-                self.dir_times.push(attributes);
-                self.out.links_and_dirs += 1;
-            }
+            tar::EntryType::Directory => self.directory(&member, &mut entry, &mapped)?,
             tar::EntryType::Symlink => self.symlink(&member, &mut entry, &mapped)?,
             tar::EntryType::Link => self.hardlink(&member, &entry, stored, &mapped)?,
             other => {
@@ -530,9 +603,11 @@ pub fn extract_artifact<R: Read>(
         layout,
         relpaths: Vec::new(),
         written: HashMap::new(),
-        dirs: HashSet::new(),
+        dirs: HashMap::new(),
         dir_times: Vec::new(),
         buffer: vec![0; 256 << 10],
+        #[cfg(unix)]
+        handles: unix::DirHandles::default(),
         out: Extracted::default(),
     };
     let first = entries
@@ -597,9 +672,11 @@ pub fn extract_tree<R: Read>(
         // The empty path: every member is below it.
         relpaths: vec![Vec::new()],
         written: HashMap::new(),
-        dirs: HashSet::new(),
+        dirs: HashMap::new(),
         dir_times: Vec::new(),
         buffer: vec![0; 256 << 10],
+        #[cfg(unix)]
+        handles: unix::DirHandles::default(),
         out: Extracted::default(),
     };
     ex.rest(entries)
@@ -623,13 +700,94 @@ impl Extractor<'_> {
             if let Some(mtime) = dir.mtime {
                 set_dir_mtime(&dir.path, mtime);
             }
+            // Not where the directory was created with that mode already.
             #[cfg(unix)]
-            if let Some(mode) = dir.mode {
+            if let Some(mode) = dir
+                .mode
+                .filter(|m| !(dir.created && unix::created_with(0o777, *m)))
+            {
                 use std::os::unix::fs::PermissionsExt as _;
                 fs_err::set_permissions(&dir.path, std::fs::Permissions::from_mode(mode))
                     .map_err(|e| FileError::write(&dir.path, e))?;
             }
         }
         Ok(ex.out)
+    }
+}
+
+/// Creation of regular files relative to a handle of their directory: each file's name is
+/// looked up in its directory only, not walked from the root of the path again.
+#[cfg(unix)]
+mod unix {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+
+    use rustix::fd::OwnedFd;
+    use rustix::fs::{Mode, OFlags};
+
+    /// Directory handles kept at most (the oldest are closed first, all at once).
+    const KEPT_HANDLES: usize = 256;
+
+    /// Open directories by path: the parents of the files extracted so far.
+    #[derive(Default)]
+    pub(super) struct DirHandles {
+        open: HashMap<PathBuf, OwnedFd>,
+    }
+
+    impl DirHandles {
+        /// Creates the new regular file `path` (whose parents exist and are real directories:
+        /// [`super::Extractor::prepare`]) with `mode`, through a handle of its directory that
+        /// is opened once. `None` when that does not work (something already at `path`, a
+        /// parent that cannot be opened): the caller takes the path-based way, which handles
+        /// those cases.
+        pub(super) fn create(&mut self, path: &Path, mode: u32) -> Option<std::fs::File> {
+            let (parent, name) = (path.parent()?, path.file_name()?);
+            if !self.open.contains_key(parent) {
+                if self.open.len() >= KEPT_HANDLES {
+                    self.open.clear();
+                }
+                // No symlink is followed at the last component; the ones above were checked
+                // when they were made or met.
+                let dir = rustix::fs::open(
+                    parent,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?;
+                self.open.insert(parent.to_path_buf(), dir);
+            }
+            let dir = self.open.get(parent)?;
+            let file = rustix::fs::openat(
+                dir,
+                name,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(mode),
+            )
+            .ok()?;
+            Some(std::fs::File::from(file))
+        }
+    }
+
+    /// The process's umask, read once (`None` when it cannot be told). Read, not set:
+    /// setting it to learn it would race with other threads creating files.
+    fn umask() -> Option<u32> {
+        static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        *UMASK.get_or_init(|| {
+            let status = fs_err::read_to_string("/proc/self/status").ok()?;
+            let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+            u32::from_str_radix(line.trim(), 8).ok()
+        })
+    }
+
+    /// Whether the process's umask takes any of `mode`'s bits away (also when the umask
+    /// cannot be told: then the mode is always set again).
+    pub(super) fn narrowed_by_umask(mode: u32) -> bool {
+        umask().is_none_or(|umask| mode & umask != 0)
+    }
+
+    /// Whether what is created with `requested` permission bits (before the umask) gets
+    /// exactly `mode` (`false` when the umask cannot be told).
+    pub(super) fn created_with(requested: u32, mode: u32) -> bool {
+        umask().is_some_and(|umask| requested & !umask == mode)
     }
 }

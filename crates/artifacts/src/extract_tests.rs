@@ -422,3 +422,52 @@ fn pax_times_read_and_write() {
         }
     }
 }
+
+/// A later member of the same path replaces an earlier one (a symlink is replaced, never
+/// written through), and so does whatever was left at a member's path; a directory that was
+/// already there gets the member's mode all the same.
+#[cfg(unix)]
+#[test]
+fn replaces_what_is_at_a_members_path() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use tar::EntryType::{Directory, Symlink};
+    let outer = tempfile::tempdir().unwrap();
+    let dest = outer.path().join("dest");
+    fs_err::create_dir_all(dest.join("s/kept")).unwrap();
+    fs_err::set_permissions(dest.join("s/kept"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    fs_err::write(dest.join("s/left"), b"leftover").unwrap();
+    std::os::unix::fs::symlink("../../outside", dest.join("s/left-link")).unwrap();
+    let data = raw_tar(&[
+        manifest("s\n"),
+        ("s/kept", Directory, None, b""),
+        ("s/l", Symlink, Some("t"), b""),
+        ("s/l", REG, None, b"new"),
+        ("s/left", REG, None, b"fresh"),
+        ("s/left-link", REG, None, b"not through"),
+        ("s/kept/f", REG, None, b"f"),
+    ]);
+    extract_artifact("r_lib_generic.tar.zst", &data[..], &dest, Layout::Full).unwrap();
+    let read = |p: &str| fs_err::read(dest.join(p)).unwrap();
+    assert!(
+        fs_err::symlink_metadata(dest.join("s/l"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(read("s/l"), b"new");
+    assert!(!dest.join("s/t").exists());
+    assert_eq!(read("s/left"), b"fresh");
+    assert!(
+        fs_err::symlink_metadata(dest.join("s/left-link"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(read("s/left-link"), b"not through");
+    assert!(!outer.path().join("outside").exists());
+    assert_eq!(read("s/kept/f"), b"f");
+    let mode = fs_err::metadata(dest.join("s/kept"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o755);
+}
