@@ -26,8 +26,7 @@ fn main() -> ExitCode {
     // Called by a tool's name (a link, a copy): that tool, with the process's arguments.
     let invoked = args
         .first()
-        .and_then(|a| Path::new(a).file_name())
-        .and_then(|n| n.to_str())
+        .and_then(|a| invoked_name(Path::new(a)))
         .unwrap_or_default();
     if let Some(main) = tool(invoked) {
         return main();
@@ -87,13 +86,33 @@ fn main() -> ExitCode {
     }
 }
 
-/// A symbolic link named after each tool in `dir` (created if missing), to this binary by its
-/// absolute path, each put in place of whatever had the tool's name (an older link, a
-/// per-tool binary) without the name ever missing.
+/// The name this binary was called by: the file name of `argv[0]`, on Windows without its
+/// `.exe` (any case).
+fn invoked_name(argv0: &Path) -> Option<&str> {
+    let name = argv0.file_name()?.to_str()?;
+    if cfg!(windows)
+        && let Some(stem) = name
+            .len()
+            .checked_sub(4)
+            .filter(|&i| name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".exe"))
+    {
+        return Some(&name[..stem]);
+    }
+    Some(name)
+}
+
+/// A link named after each tool in `dir` (created if missing), each put in place of whatever
+/// had the tool's name (an older link, a per-tool binary) without the name ever missing: on
+/// Unix a symbolic link to this binary by its absolute path; on Windows, where symbolic links
+/// need a privilege and programs are found by their `.exe`, a hard link `TOOL.exe` (a copy
+/// where the file system has no hard links).
 fn link_tools(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?.canonicalize()?;
     for (name, _) in TOOLS {
+        #[cfg(not(windows))]
         file_tree::symlink_replacing(&exe, &dir.join(name))?;
+        #[cfg(windows)]
+        file_tree::hard_link_replacing(&exe, &dir.join(format!("{name}.exe")))?;
     }
     Ok(())
 }

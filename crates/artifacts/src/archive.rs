@@ -174,12 +174,34 @@ impl Encoder {
     }
 }
 
-/// The permission bits of a file as stored (on Windows 0755 for directories, else 0644).
-fn own_mode(meta: &std::fs::Metadata) -> u32 {
+/// The permission bits of the file at `path` as stored: its mode on Unix; on Windows, which
+/// has none, [`windows_mode`].
+fn own_mode(path: &Path, meta: &std::fs::Metadata) -> u32 {
     #[cfg(unix)]
-    return std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+    return {
+        let _ = path;
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777
+    };
     #[cfg(not(unix))]
-    return if meta.is_dir() { 0o755 } else { 0o644 };
+    return windows_mode(path, meta.is_dir(), meta.permissions().readonly());
+}
+
+/// The mode a file written on Windows is stored with, the bits Python's `os.stat` gives it
+/// there without group and other write: directories and programs (`.exe`, `.bat`, `.cmd`,
+/// `.com`) 0755, other files 0644, without the write bit when read-only. So Linux consumers
+/// of an archive pushed from Windows find its programs executable.
+#[cfg_attr(
+    all(unix, not(test)),
+    expect(dead_code, reason = "Unix stores the file's own mode")
+)]
+pub(crate) fn windows_mode(path: &Path, is_dir: bool, readonly: bool) -> u32 {
+    let program = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["exe", "bat", "cmd", "com"]
+            .iter()
+            .any(|p| e.eq_ignore_ascii_case(p))
+    });
+    let mode = if is_dir || program { 0o755 } else { 0o644 };
+    if readonly { mode & !0o222 } else { mode }
 }
 
 /// A modification time as a tar header's whole seconds (0 before the epoch) and, when it has a
@@ -335,7 +357,7 @@ impl ArchiveWriter {
         header.set_size(0);
         header.set_uid(0);
         header.set_gid(0);
-        header.set_mode(own_mode(&meta));
+        header.set_mode(own_mode(path, &meta));
         let (seconds, pax_mtime) = meta.modified().map_or((0, None), tar_time);
         header.set_mtime(seconds);
         self.append_pax_mtime(pax_mtime)?;
@@ -366,7 +388,7 @@ impl ArchiveWriter {
         let mut header = tar::Header::new_gnu();
         header.set_uid(0);
         header.set_gid(0);
-        let own_mode = own_mode(&meta);
+        let own_mode = own_mode(path, &meta);
         let (seconds, pax_mtime) = match mtime {
             Some(seconds) => (seconds, None),
             None => meta.modified().map_or((0, None), tar_time),

@@ -102,6 +102,9 @@ struct Extractor<'a> {
     #[cfg(unix)]
     handles: unix::DirHandles,
     out: Extracted,
+    /// Symlinks, made (or their targets copied) once every member is written.
+    #[cfg(not(unix))]
+    links: crate::windows_links::PendingLinks,
 }
 
 /// A directory member's time and (where the tree stays as stored) mode.
@@ -306,6 +309,10 @@ impl Extractor<'_> {
         let mut path = self.dest.to_path_buf();
         for comp in &mapped[..mapped.len() - 1] {
             path.push(comp);
+            #[cfg(not(unix))]
+            if self.links.holds(&path) {
+                return Err(self.refuse(member, "a parent directory is a symlink"));
+            }
             if self.dirs.contains_key(&path) {
                 continue;
             }
@@ -382,7 +389,10 @@ impl Extractor<'_> {
             }
         }
         #[cfg(not(unix))]
-        return Err(self.refuse(member, "symlinks are not supported on this platform"));
+        {
+            let resolved = depth.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
+            self.links.push(member, path, resolved, target);
+        }
         self.out.links_and_dirs += 1;
         Ok(())
     }
@@ -526,6 +536,11 @@ impl Extractor<'_> {
                 "a backslash in a name cannot be kept on this platform",
             ));
         }
+        // Names Windows cannot hold (`a:b`, `NUL`, `x.`): refused, never written as another.
+        #[cfg(not(unix))]
+        if let Some(reason) = member.split('/').find_map(crate::windows_names::problem) {
+            return Err(self.refuse(&member, reason));
+        }
         let kind = entry.header().entry_type();
         if matches!(
             kind,
@@ -609,6 +624,8 @@ pub fn extract_artifact<R: Read>(
         #[cfg(unix)]
         handles: unix::DirHandles::default(),
         out: Extracted::default(),
+        #[cfg(not(unix))]
+        links: crate::windows_links::PendingLinks::default(),
     };
     let first = entries
         .next()
@@ -678,6 +695,8 @@ pub fn extract_tree<R: Read>(
         #[cfg(unix)]
         handles: unix::DirHandles::default(),
         out: Extracted::default(),
+        #[cfg(not(unix))]
+        links: crate::windows_links::PendingLinks::default(),
     };
     ex.rest(entries)
 }
@@ -691,6 +710,8 @@ impl Extractor<'_> {
             self.entry(entry)?;
         }
         let mut ex = self;
+        #[cfg(not(unix))]
+        std::mem::take(&mut ex.links).finish(archive)?;
         // Writing into a directory changes its mtime, and a mode without owner write would
         // stop the writing: directories get both last, deepest first (the time before the
         // mode, which may forbid opening the directory).

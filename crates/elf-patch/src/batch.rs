@@ -97,5 +97,6 @@ pub fn run_files(
     }
 }
 
-#[cfg(test)]
+// The fixtures are ELF libraries built with `cc`: about Linux itself.
+#[cfg(all(test, unix))]
 mod tests;

@@ -2,15 +2,33 @@
 //! the new image complete in memory before anything is written, then a temporary file renamed
 //! over the destination (keeping its mode, owner, group and extended attributes) or, where that
 //! is not possible, the destination rewritten in place.
+//!
+//! On Windows there are no owners, groups, extended attributes or mode bits to keep: a replaced
+//! file keeps its read-only attribute, and a file is the same as another when its volume and
+//! file index are.
 
-use std::fs::{File, Metadata, OpenOptions};
+#[cfg(unix)]
+use std::fs::File;
+use std::fs::{Metadata, OpenOptions, Permissions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
-use std::os::unix::fs::{FileExt as _, FileTypeExt as _, MetadataExt as _, PermissionsExt as _};
+#[cfg(unix)]
+use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
 
 /// What a non-regular file is, for the error.
+#[cfg(not(unix))]
+fn kind(meta: &Metadata) -> &'static str {
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// What a non-regular file is, for the error.
+#[cfg(unix)]
 fn kind(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_dir() {
@@ -76,27 +94,66 @@ pub(crate) fn write_target(path: &Path) -> Result<PathBuf, Error> {
             Err(e) => return Err(Error::io(path, e)),
         }
     }
-    Err(Error::io(path, rustix::io::Errno::LOOP.into()))
+    #[cfg(unix)]
+    let too_many = rustix::io::Errno::LOOP.into();
+    #[cfg(not(unix))]
+    let too_many = std::io::Error::other("too many levels of symbolic links");
+    Err(Error::io(path, too_many))
 }
 
 /// Refuses a file this user may not write (`access(2)`, `W_OK`: the mode bits, ACLs, a
 /// read-only mount), as patchelf's opening it for writing does, even where the directory would
 /// let a new file be renamed over it. A running program (`ETXTBSY`) may be replaced.
-fn check_writable(path: &Path) -> Result<(), Error> {
+#[cfg(unix)]
+fn check_writable(path: &Path, _meta: &Metadata) -> Result<(), Error> {
     match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
         Ok(()) | Err(rustix::io::Errno::TXTBSY) => Ok(()),
         Err(e) => Err(Error::io(path, e.into())),
     }
 }
 
-/// Whether `a` and `b` are the same file.
-pub(crate) fn same_file(a: &Metadata, b: &Metadata) -> bool {
-    a.dev() == b.dev() && a.ino() == b.ino()
+/// Refuses a file with the read-only attribute, which Windows would not let be replaced.
+#[cfg(not(unix))]
+fn check_writable(path: &Path, meta: &Metadata) -> Result<(), Error> {
+    if meta.permissions().readonly() {
+        Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the file is read-only",
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `a` (with metadata `a_meta`) and `b` (`b_meta`) are the same file: the same device
+/// and inode.
+#[cfg(unix)]
+pub(crate) fn same_file(_a: &Path, a_meta: &Metadata, _b: &Path, b_meta: &Metadata) -> bool {
+    a_meta.dev() == b_meta.dev() && a_meta.ino() == b_meta.ino()
+}
+
+/// Whether `a` and `b` are the same file: the same volume and file index (std's metadata does
+/// not carry them on Windows, so both are opened).
+#[cfg(not(unix))]
+pub(crate) fn same_file(a: &Path, _a_meta: &Metadata, b: &Path, _b_meta: &Metadata) -> bool {
+    same_file::is_same_file(a, b).unwrap_or(false)
+}
+
+/// The permissions a file written for `like` gets: its mode bits (without the file type) on
+/// unix, its read-only attribute elsewhere.
+fn permissions_of(like: &Metadata) -> Permissions {
+    #[cfg(unix)]
+    return Permissions::from_mode(like.mode() & 0o7777);
+    #[cfg(not(unix))]
+    return like.permissions();
 }
 
 /// Makes the file at `dest` hold `new`. `old` is what it holds now (empty when unknown);
-/// `existing` is its metadata (`None` when there is no such file yet: it is created with mode
-/// `new_mode`, owned by this user). An existing file this user may not write is refused. A
+/// `existing` is its metadata (`None` when there is no such file yet: it is created with the
+/// mode of `input`, the metadata of the file read, owned by this user). An existing file this user may not write is refused. A
 /// temporary file beside `dest` is written, given the existing file's owner, group, extended
 /// attributes and mode, and renamed over `dest`. When any of that is refused (a read-only
 /// directory, an owner this user cannot give), `dest` is rewritten in place instead: the bytes
@@ -107,12 +164,12 @@ pub(crate) fn replace(
     old: &[u8],
     new: &[u8],
     existing: Option<&Metadata>,
-    new_mode: u32,
+    input: &Metadata,
 ) -> Result<(), Error> {
-    if existing.is_some() {
-        check_writable(dest)?;
+    if let Some(meta) = existing {
+        check_writable(dest, meta)?;
     }
-    match by_rename(dest, new, existing, new_mode) {
+    match by_rename(dest, new, existing, input) {
         Ok(()) => Ok(()),
         Err(renaming) if existing.is_some() => in_place(dest, old, new).map_err(|e| {
             Error::io(
@@ -131,7 +188,7 @@ fn by_rename(
     dest: &Path,
     new: &[u8],
     existing: Option<&Metadata>,
-    new_mode: u32,
+    input: &Metadata,
 ) -> std::io::Result<()> {
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -146,27 +203,24 @@ fn by_rename(
         .tempfile_in(dir)?;
     temp.write_all(new)?;
     let file = temp.as_file();
-    let mode = match existing {
-        Some(keep) => {
-            // In this order: a change of owner clears file capabilities, so the attributes
-            // follow it; the mode comes last because a change of owner may clear set-user-ID
-            // bits.
-            let own = file.metadata()?;
-            if (own.uid(), own.gid()) != (keep.uid(), keep.gid()) {
-                std::os::unix::fs::fchown(file, Some(keep.uid()), Some(keep.gid()))?;
-            }
-            copy_xattrs(dest, file)?;
-            keep.mode()
+    // In this order: a change of owner clears file capabilities, so the attributes follow it;
+    // the mode comes last because a change of owner may clear set-user-ID bits.
+    #[cfg(unix)]
+    if let Some(keep) = existing {
+        let own = file.metadata()?;
+        if (own.uid(), own.gid()) != (keep.uid(), keep.gid()) {
+            std::os::unix::fs::fchown(file, Some(keep.uid()), Some(keep.gid()))?;
         }
-        None => new_mode,
-    };
-    file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        copy_xattrs(dest, file)?;
+    }
+    file.set_permissions(permissions_of(existing.unwrap_or(input)))?;
     temp.persist(dest).map_err(|e| e.error)?;
     Ok(())
 }
 
 /// Copies the extended attributes of `from` (ACLs, security labels, user attributes) to `to`.
 /// A file system without extended attributes has none to copy.
+#[cfg(unix)]
 fn copy_xattrs(from: &Path, to: &File) -> std::io::Result<()> {
     use xattr::FileExt as _;
     let names = match xattr::list(from) {
@@ -197,7 +251,8 @@ fn in_place(dest: &Path, old: &[u8], new: &[u8]) -> std::io::Result<()> {
     for start in (0..common).step_by(BLOCK) {
         let end = (start + BLOCK).min(common);
         if old[start..end] != new[start..end] {
-            file.write_all_at(&new[start..end], start as u64)?;
+            file.seek(SeekFrom::Start(start as u64))?;
+            file.write_all(&new[start..end])?;
         }
     }
     if new.len() < old.len() || old.is_empty() {

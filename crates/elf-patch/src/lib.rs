@@ -32,12 +32,13 @@ mod symbols;
 mod verify;
 mod write;
 
-#[cfg(test)]
+// The fixtures of these tests are ELF programs and libraries built with `cc`, loaded and run
+// after the edit: about Linux itself, so not built for other systems.
+#[cfg(all(test, unix))]
 mod layout_tests;
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 pub use batch::{Print, print_values, run_files};
@@ -228,12 +229,12 @@ pub fn patch_file_to(input: &Path, output: Option<&Path>, edit: &Edit) -> Result
     }
     let over_input = dest_meta
         .as_ref()
-        .is_some_and(|m| file::same_file(m, &meta));
+        .is_some_and(|m| file::same_file(&target, m, input, &meta));
     if over_input && !changed {
         return Ok(false);
     }
     let bytes = patched.as_deref().unwrap_or(&data);
     let old: &[u8] = if over_input { &data } else { &[] };
-    file::replace(&target, old, bytes, dest_meta.as_ref(), meta.mode())?;
+    file::replace(&target, old, bytes, dest_meta.as_ref(), &meta)?;
     Ok(changed)
 }

@@ -1,8 +1,6 @@
 //! `--shrink-rpath`: patchelf's rule for which search-path entries to keep.
 
-use std::ffi::OsStr;
 use std::io::Read as _;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 /// The entries of `path` (`:`-separated, a trailing empty entry dropped) that patchelf 0.19's
@@ -50,7 +48,7 @@ pub(crate) fn shrink(
             let mut candidate = dir.to_vec();
             candidate.push(b'/');
             candidate.extend_from_slice(lib);
-            if machine_of(Path::new(OsStr::from_bytes(&candidate))) == Some(machine) {
+            if path_of(&candidate).and_then(machine_of) == Some(machine) {
                 *seen = true;
                 holds_one = true;
             }
@@ -60,6 +58,21 @@ pub(crate) fn shrink(
         }
     }
     kept
+}
+
+/// The path the bytes of a search-path entry name: any bytes on unix; on Windows only UTF-8
+/// (other bytes name no file there).
+#[cfg_attr(
+    unix,
+    expect(clippy::unnecessary_wraps, reason = "`None` is for Windows")
+)]
+fn path_of(bytes: &[u8]) -> Option<&Path> {
+    #[cfg(unix)]
+    return Some(Path::new(
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes),
+    ));
+    #[cfg(not(unix))]
+    return std::str::from_utf8(bytes).ok().map(Path::new);
 }
 
 /// The `e_machine` of the ELF file at `path` in its own byte order; `None` when it cannot be

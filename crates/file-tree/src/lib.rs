@@ -8,8 +8,8 @@
 //!   unless asked, each [`Entry`] with its path relative to the root as components.
 //! - [`index_page()`] renders an HTML index of files below a directory (names escaped, times
 //!   in UTC), and [`is_index_page`] recognizes such a page later.
-//! - [`symlink_replacing`] puts a symbolic link in place of whatever had its name, never
-//!   leaving the name missing.
+//! - [`symlink_replacing`] and [`hard_link_replacing`] put a link in place of whatever had its
+//!   name, never leaving the name missing.
 //! - [`existing_dir`] makes a directory the caller named absolute, or names it in
 //!   [`DirNotFound`].
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
@@ -44,7 +44,7 @@ pub use index_page::{
     GENERATOR, IndexEntry, MARKER_WINDOW, escape_html, href, index_page, is_index_page,
     pretty_size, utc_date_stamp,
 };
-pub use link::symlink_replacing;
+pub use link::{hard_link_replacing, symlink_replacing};
 pub use remove::remove_tree;
 pub use staged::{StagedDir, copy_tree};
 pub use temp::{temp_dir_in, temp_file_in};

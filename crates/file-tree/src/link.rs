@@ -1,4 +1,4 @@
-//! Symbolic links put in place without a moment where the name is missing.
+//! Symbolic and hard links put in place without a moment where the name is missing.
 
 use std::io;
 use std::path::Path;
@@ -12,6 +12,25 @@ use crate::FileError;
 /// # Errors
 /// A [`FileError`] naming the directory, the temporary link or `link` itself.
 pub fn symlink_replacing(target: &Path, link: &Path) -> Result<(), FileError> {
+    replacing(link, |temp| symlink(target, temp))
+}
+
+/// Makes `link` a hard link to the file `target` (another name of the same file: what Windows
+/// allows without a privilege, where a symbolic link needs one), replacing whatever had that
+/// name as [`symlink_replacing`] does. When the file system has no hard links (or `target` is
+/// on another volume), `link` is a copy of `target`.
+///
+/// # Errors
+/// A [`FileError`] naming the directory, the temporary link or `link` itself.
+pub fn hard_link_replacing(target: &Path, link: &Path) -> Result<(), FileError> {
+    replacing(link, |temp| {
+        std::fs::hard_link(target, temp).or_else(|_| std::fs::copy(target, temp).map(drop))
+    })
+}
+
+/// Runs `make` on a temporary name beside `link` (its directory created when missing), then
+/// renames the temporary over `link`.
+fn replacing(link: &Path, make: impl Fn(&Path) -> io::Result<()>) -> Result<(), FileError> {
     let dir = link.parent().unwrap_or(Path::new("."));
     let name = link
         .file_name()
@@ -20,7 +39,7 @@ pub fn symlink_replacing(target: &Path, link: &Path) -> Result<(), FileError> {
     fs_create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
     let temp = dir.join(format!(".{name}.{}.link.partial", std::process::id()));
     let _ = remove_file(&temp);
-    symlink(target, &temp).map_err(|e| FileError::write(&temp, e))?;
+    make(&temp).map_err(|e| FileError::write(&temp, e))?;
     if let Err(e) = rename(&temp, link) {
         let _ = remove_file(&temp);
         return Err(FileError::write(link, e));

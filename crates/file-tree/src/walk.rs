@@ -183,5 +183,6 @@ pub fn select<'a>(entries: &'a [Entry], include: &[String], exclude: &[String]) 
         .collect()
 }
 
-#[cfg(test)]
+// The fixture trees hold symlinks (to files, to directories, dangling): Unix-only here.
+#[cfg(all(test, unix))]
 mod tests;

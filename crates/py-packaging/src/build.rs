@@ -157,6 +157,7 @@ pub(crate) fn check_kpack_completeness(
 }
 
 /// Copies a template tree (symlinks kept as links, `__pycache__` directories left out) to `to`.
+/// Where symlinks cannot be made (Windows), a link to a file is copied as that file.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
     fs_err::create_dir_all(to).map_err(|e| FileError::write(to, e))?;
     let entries =
@@ -170,6 +171,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
                 &dst,
             )
             .map_err(|err| FileError::write(&dst, err))?;
+            #[cfg(not(unix))]
+            fs_err::copy(&e.path, &dst).map_err(|err| FileError::write(&dst, err))?;
         } else if e.is_dir {
             fs_err::create_dir_all(&dst).map_err(|err| FileError::write(&dst, err))?;
         } else {

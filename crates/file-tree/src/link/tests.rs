@@ -1,4 +1,4 @@
-use super::symlink_replacing;
+use super::{hard_link_replacing, symlink_replacing};
 
 #[test]
 fn a_link_replaces_a_file_and_an_older_link_and_leaves_no_temporary() {
@@ -42,4 +42,24 @@ fn a_link_over_a_directory_fails_naming_it() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(names, ["busy"]);
+}
+
+#[test]
+fn a_hard_link_replaces_a_file_and_leaves_no_temporary() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("bin");
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    fs_err::write(&a, "a").unwrap();
+    fs_err::write(&b, "b").unwrap();
+    hard_link_replacing(&a, &dir.join("tool.exe")).unwrap();
+    assert_eq!(fs_err::read_to_string(dir.join("tool.exe")).unwrap(), "a");
+    // An older link or copy is replaced; the file it named is left alone.
+    hard_link_replacing(&b, &dir.join("tool.exe")).unwrap();
+    assert_eq!(fs_err::read_to_string(dir.join("tool.exe")).unwrap(), "b");
+    assert_eq!(fs_err::read_to_string(&a).unwrap(), "a");
+    let names: Vec<_> = fs_err::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["tool.exe"]);
 }
