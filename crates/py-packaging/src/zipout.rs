@@ -27,8 +27,9 @@ use file_tree::FileError;
 /// Bytes read from a file at a time (hashed while in cache; the unit of streamed entries).
 pub(crate) const PIECE: usize = 1 << 20;
 /// Input bytes of the entries smaller than this that may be read ahead of the writer (being
-/// deflated or waiting for their turn); a larger entry is read ahead alone, beside them.
-const BUDGET: u64 = 64 << 20;
+/// deflated or waiting for their turn); a larger entry is read ahead alone, beside them. Two
+/// 16 MiB code objects still fit, one per core of a 2-core runner.
+const BUDGET: u64 = 32 << 20;
 /// Deflated entries of this size and more are streamed rather than held whole.
 const WHOLE_LIMIT: u64 = 512 << 20;
 /// Entries read ahead of the writer, whatever their sizes.
