@@ -173,7 +173,7 @@ async fn dry_run_prints_and_writes_nothing() {
     assert!(text.contains(&format!(
         "[DRY RUN] {} -> {}",
         src.path().join("file2.log").display(),
-        staging.path().join("run-1/file2.log").display()
+        staging.path().join("run-1").join("file2.log").display()
     )));
 
     write_tree(staging.path(), &[("run-1/a.txt", "a")]);
