@@ -9,6 +9,16 @@ pub(crate) fn write(path: &Path, content: &str) {
     fs_err::write(path, content).unwrap();
 }
 
+/// The permission bits of the file at `path`: its mode's on Unix; on Windows, which has only a
+/// read-only attribute, 0o444 or 0o666.
+pub(crate) fn permission_bits(path: &Path) -> u32 {
+    let permissions = fs_err::metadata(path).unwrap().permissions();
+    #[cfg(unix)]
+    return std::os::unix::fs::PermissionsExt::mode(&permissions) & 0o777;
+    #[cfg(not(unix))]
+    return if permissions.readonly() { 0o444 } else { 0o666 };
+}
+
 /// Bytes as text.
 pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -98,7 +108,7 @@ pub(crate) fn tool(name: &str) -> &'static str {
         assert_ok(&out);
         dir
     });
-    let path = dir.join(name);
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(path.exists(), "rock-ci did not link {name}");
     String::leak(path.into_os_string().into_string().unwrap())
 }

@@ -302,9 +302,7 @@ fn regex_filters_flatten_and_archives() {
     // Archives and sidecars get the mode a plain create gives (not a temporary file's 0600).
     let plain = f.work.path().join("plain");
     fs_err::write(&plain, "").unwrap();
-    let mode = |p: &std::path::Path| {
-        std::os::unix::fs::PermissionsExt::mode(&fs_err::metadata(p).unwrap().permissions()) & 0o777
-    };
+    let mode = crate::common::permission_bits;
     for name in names(&f.out()) {
         assert_eq!(mode(&f.out().join(&name)), mode(&plain), "{name}");
     }
@@ -763,6 +761,8 @@ fn drawn_bars(screen: &str) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
+// Read through a Unix pseudo-terminal (rustix's pty).
+#[cfg(unix)]
 /// On a terminal, an overall bar and a bar per transfer in flight move with the bytes as they
 /// arrive: mid-run they show parts of their totals, not 0 B.
 #[test]
@@ -983,5 +983,57 @@ fn streamed_fetches_share_one_range_budget() {
         )
         .unwrap();
         assert!(got == *content, "big{i} differs");
+    }
+}
+
+/// The output directory however a Windows job spells it: absolute with `/` (as bash passes
+/// `B:/build`), with `\` on Windows (`B:\build`), relative, and deeper than Windows' 260
+/// characters (TheRock's workflows set `core.longpaths`). Every spelling gets the same tree.
+#[test]
+fn output_dirs_in_every_spelling_of_a_path() {
+    let f = fixture();
+    let base = f.work.path().to_str().unwrap().to_owned();
+    let long = format!(
+        "{base}/{}/out",
+        ["a-long-directory-name-of-forty-characters"; 7].join("/")
+    );
+    assert!(long.len() > 300);
+    let mut spellings = vec![
+        (
+            format!("{}/slashes", base.replace('\\', "/")),
+            f.work.path().join("slashes"),
+        ),
+        (
+            "relative/dir".to_owned(),
+            f.work.path().join("relative").join("dir"),
+        ),
+        (long.clone(), Path::new(&long).to_path_buf()),
+    ];
+    if cfg!(windows) {
+        spellings.push((
+            format!("{}\\back\\slashes", base.replace('/', "\\")),
+            f.work.path().join("back").join("slashes"),
+        ));
+    }
+    for (given, lands) in spellings {
+        let out = f.run(&[
+            "--artifact-group",
+            "gfx94X-dcgpu",
+            "--amdgpu-targets",
+            "gfx942",
+            "--allow-unverified",
+            "--output-dir",
+            &given,
+        ]);
+        assert!(out.status.success(), "{given}: {}", text(&out.stderr));
+        assert_eq!(
+            fs_err::read_to_string(
+                lands.join("blas_lib_gfx94X-dcgpu/math-libs/BLAS/stage/lib/libblas.so")
+            )
+            .unwrap(),
+            "blas",
+            "{given}"
+        );
+        assert_eq!(names(&lands).len(), 4, "{given}");
     }
 }

@@ -644,6 +644,8 @@ fn input_dir_copies_like_rsync_a() {
     assert_fails_with(&install("rocm/lib"), 1, "contain one another", "nested");
 }
 
+// Compared with GNU tar's unpacking of the same archives, modes and links included: Unix-only.
+#[cfg(unix)]
 /// Installed trees are what `tar -x` unpacks from the same archives (GNU tar, PAX format):
 /// sub-second times, modes, a name with a backslash, links; a release tarball to the last
 /// attribute, a run's artifacts (flattened) all but the merged directories' attributes.

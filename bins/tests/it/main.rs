@@ -2,9 +2,15 @@
 
 mod artifact_manager;
 mod bucket_info;
+// Builds Linux wheels from ELF fixtures and installs them with the Linux `python3` into a venv
+// (symlinked): about Linux itself.
+#[cfg(unix)]
 mod build_python_packages;
 mod ci_layout;
 mod common;
+// ELF files built with `cc`, run, read with `readelf`; FIFOs, owners and modes: about Linux
+// itself.
+#[cfg(unix)]
 mod elf_patch;
 mod fetch_artifacts;
 mod find_artifacts;
@@ -19,7 +25,12 @@ mod publish_store;
 mod robustness;
 mod store;
 mod tls;
+// Packages built with dpkg-deb and rpmbuild, repositories read back by apt-get and dnf: Linux
+// programs, which a Windows test cannot run.
+#[cfg(unix)]
 mod upload_package_repo;
+// Wheels checked and installed by the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 mod upload_python_packages;
 mod upload_tarballs;
 mod upload_test_report;

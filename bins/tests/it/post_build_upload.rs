@@ -362,9 +362,7 @@ fn archives_are_reproducible_and_no_upload_only_archives() {
     // The archives get the mode a plain create gives (not a temporary file's 0600).
     let plain = t.path().join("plain");
     fs_err::write(&plain, "").unwrap();
-    let mode = |p: &Path| {
-        std::os::unix::fs::PermissionsExt::mode(&fs_err::metadata(p).unwrap().permissions()) & 0o777
-    };
+    let mode = crate::common::permission_bits;
     for archive in ["ninja_logs.tar.gz", "ccache_logs.tar.zst"] {
         let path = t.path().join("build/logs").join(archive);
         assert_eq!(mode(&path), mode(&plain), "{archive}");

@@ -536,11 +536,6 @@ impl Extractor<'_> {
                 "a backslash in a name cannot be kept on this platform",
             ));
         }
-        // Names Windows cannot hold (`a:b`, `NUL`, `x.`): refused, never written as another.
-        #[cfg(not(unix))]
-        if let Some(reason) = member.split('/').find_map(crate::windows_names::problem) {
-            return Err(self.refuse(&member, reason));
-        }
         let kind = entry.header().entry_type();
         if matches!(
             kind,
@@ -568,6 +563,11 @@ impl Extractor<'_> {
             return Ok(());
         }
         let (stored, mapped) = self.map(&member)?;
+        // Names Windows cannot hold (`a:b`, `NUL`, `x.`): refused, never written as another.
+        #[cfg(not(unix))]
+        if let Some(reason) = stored.iter().find_map(|c| crate::windows_names::problem(c)) {
+            return Err(self.refuse(&member, reason));
+        }
         if mapped.is_empty() {
             return Err(self.refuse(&member, "empty path after flattening"));
         }

@@ -327,12 +327,17 @@ fn normalized_archives_are_reproducible() {
     fs_err::create_dir_all(src.join("sub")).unwrap();
     fs_err::write(src.join("a.log"), b"alpha").unwrap();
     fs_err::write(src.join("sub/.ninja_log"), b"# ninja log v6\n").unwrap();
+    // Symlinks only where they can be made without a privilege.
     #[cfg(unix)]
     std::os::unix::fs::symlink("a.log", src.join("link.log")).unwrap();
+    #[cfg(unix)]
+    const RELS: [&str; 3] = ["a.log", "link.log", "sub/.ninja_log"];
+    #[cfg(not(unix))]
+    const RELS: [&str; 2] = ["a.log", "sub/.ninja_log"];
     let write = |name: &str| {
         let dest = dir.path().join(name);
         let mut w = ArchiveWriter::create(&dest, Compression::Gzip { level: 9 }).unwrap();
-        for rel in ["a.log", "link.log", "sub/.ninja_log"] {
+        for rel in RELS {
             w.append_normalized(rel, &src.join(rel), 0).unwrap();
         }
         w.finish().unwrap();
@@ -355,14 +360,8 @@ fn normalized_archives_are_reproducible() {
             h.uid().unwrap(),
         ));
     }
-    assert_eq!(
-        seen,
-        [
-            ("a.log".into(), 0, 0),
-            ("link.log".into(), 0, 0),
-            ("sub/.ninja_log".into(), 0, 0)
-        ]
-    );
+    let expected: Vec<(String, u64, u64)> = RELS.iter().map(|r| ((*r).to_owned(), 0, 0)).collect();
+    assert_eq!(seen, expected);
 }
 
 #[test]
@@ -408,4 +407,66 @@ fn compression_levels_are_checked_against_their_kind() {
         Compression::at_level("gz", Some(1)),
         Err(Error::UnknownCompression(_))
     ));
+}
+
+/// Files written on Windows have no mode: programs and directories are stored 0755, other
+/// files 0644, read-only ones without write.
+#[test]
+fn modes_of_files_written_on_windows() {
+    use crate::archive::windows_mode;
+    for (name, is_dir, readonly, mode) in [
+        ("bin/hipcc.exe", false, false, 0o755),
+        ("bin/RUN.BAT", false, false, 0o755),
+        ("bin/env.cmd", false, true, 0o555),
+        ("bin/x.com", false, false, 0o755),
+        ("lib/amdhip64_7.dll", false, false, 0o644),
+        ("include/hip.h", false, true, 0o444),
+        ("bin/hipcc", false, false, 0o644),
+        ("lib", true, false, 0o755),
+    ] {
+        assert_eq!(
+            windows_mode(Path::new(name), is_dir, readonly),
+            mode,
+            "{name}"
+        );
+    }
+}
+
+/// An artifact packed on Windows holds the modes Linux consumers need: its programs executable.
+#[cfg(windows)]
+#[test]
+fn artifacts_packed_on_windows_keep_programs_executable() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("x_lib_generic");
+    fs_err::create_dir_all(src.join("p/stage/bin")).unwrap();
+    fs_err::write(src.join(MANIFEST_NAME), "p/stage\n").unwrap();
+    fs_err::write(src.join("p/stage/bin/tool.exe"), "MZ").unwrap();
+    fs_err::write(src.join("p/stage/bin/notes.txt"), "n").unwrap();
+    let dest = t.path().join("x_lib_generic.tar.zst");
+    pack_artifact_dir(&src, &dest, Compression::Zstd { level: 3 }, 1).unwrap();
+    let mut archive = open_archive(&dest).unwrap();
+    let modes: Vec<(String, u32)> = archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.path().unwrap().to_string_lossy().into_owned(),
+                e.header().mode().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        modes.contains(&("p/stage/bin/tool.exe".to_owned(), 0o755)),
+        "{modes:?}"
+    );
+    assert!(
+        modes.contains(&("p/stage/bin/notes.txt".to_owned(), 0o644)),
+        "{modes:?}"
+    );
+    assert!(
+        modes.contains(&("p/stage/bin".to_owned(), 0o755))
+            || modes.contains(&("p/stage/bin/".to_owned(), 0o755)),
+        "{modes:?}"
+    );
 }

@@ -32,7 +32,11 @@ fn the_fetch_command_line_is_the_reference_s() {
         "--run-id 555 --artifact-group gfx94X-dcgpu --output-dir therock-build --flatten --amdgpu-targets gfx942 --dry-run --run-github-repo ROCm/TheRock core-hipinfo_run"
     );
     assert_eq!(argv.last().unwrap(), "blas_lib");
-    assert_eq!(pathlib_text(Path::new("./a//b/")), "a/b");
+    // As pathlib prints it: with the system's separator.
+    assert_eq!(
+        pathlib_text(Path::new("./a//b/")),
+        if cfg!(windows) { "a\\b" } else { "a/b" }
+    );
     assert_eq!(pathlib_text(Path::new("./")), ".");
     assert!(r.needs_family_table());
     r.amdgpu_targets = "gfx942".into();

@@ -8,12 +8,17 @@
 //! assert!(server.url().starts_with("http://127.0.0.1:"));
 //! ```
 
+// ELF files built with `cc`, ROCm trees of symlink chains, and trees compared with GNU `tar -x`:
+// fixtures about Linux itself, not built for other systems.
+#[cfg(unix)]
 pub mod elf;
 mod fault_proxy;
 mod http_server;
+#[cfg(unix)]
 pub mod rocm;
 pub mod s3;
 mod server_thread;
+#[cfg(unix)]
 pub mod tar_tree;
 mod tls_proxy;
 
@@ -98,8 +103,28 @@ pub fn files_under(dir: &Path) -> Vec<String> {
 /// Every entry below `dir` as (relative path, description): directories with their mode,
 /// symlinks with their target, files with mode, mtime, size and SHA-256; sorted by path.
 /// Two trees with equal snapshots hold the same files, modes, mtimes and links.
+/// On Windows the mode is the read-only attribute (`ro` or `rw`) and the mtime whole seconds.
 pub fn tree_snapshot(dir: &Path) -> Vec<(String, String)> {
-    use std::os::unix::fs::MetadataExt as _;
+    #[cfg(unix)]
+    fn mode_and_mtime(meta: &std::fs::Metadata) -> (String, i64) {
+        use std::os::unix::fs::MetadataExt as _;
+        (format!("{:o}", meta.mode() & 0o7777), meta.mtime())
+    }
+    #[cfg(not(unix))]
+    fn mode_and_mtime(meta: &std::fs::Metadata) -> (String, i64) {
+        let mode = if meta.permissions().readonly() {
+            "ro"
+        } else {
+            "rw"
+        };
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_secs()).ok())
+            .unwrap_or_default();
+        (mode.to_owned(), mtime)
+    }
     let mut out: Vec<(String, String)> = file_tree::walk(dir)
         .expect("a readable tree")
         .into_iter()
@@ -109,13 +134,12 @@ pub fn tree_snapshot(dir: &Path) -> Vec<(String, String)> {
                 let target = fs_err::read_link(&e.path).expect("link");
                 format!("link -> {}", target.display())
             } else if e.is_dir {
-                format!("dir {:o}", meta.mode() & 0o7777)
+                format!("dir {}", mode_and_mtime(&meta).0)
             } else {
                 let data = fs_err::read(&e.path).expect("file");
+                let (mode, mtime) = mode_and_mtime(&meta);
                 format!(
-                    "file {:o} mtime {} {} bytes {}",
-                    meta.mode() & 0o7777,
-                    meta.mtime(),
+                    "file {mode} mtime {mtime} {} bytes {}",
                     data.len(),
                     sha256_hex(&data)
                 )

@@ -166,9 +166,13 @@ async fn streamed_fetch_extracts_flattens_and_verifies() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::FlattenConflict { .. }), "{err:?}");
+    // The path as this system writes it (`lib\\libblas.so` on Windows).
     assert_eq!(
         err.to_string(),
-        "`lib/libblas.so` is in both `blas_lib_generic.tar.zst` and `bad_lib_generic.tar.zst` with different content"
+        format!(
+            "`{}` is in both `blas_lib_generic.tar.zst` and `bad_lib_generic.tar.zst` with different content",
+            std::path::Path::new("lib").join("libblas.so").display()
+        )
     );
     assert_eq!(
         fs_err::read_to_string(flat.join("lib/libblas.so")).unwrap(),

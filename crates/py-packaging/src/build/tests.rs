@@ -3,7 +3,14 @@ use std::path::{Path, PathBuf};
 
 use super::{BuildOptions, check_kpack_completeness, check_required_dist, is_kpack};
 
-fn opts(linux: Option<&[&str]>) -> BuildOptions {
+/// Options with `targets` as the kpack targets of this platform (Linux's, or Windows').
+fn opts(targets: Option<&[&str]>) -> BuildOptions {
+    let targets: Option<Vec<String>> = targets.map(|l| l.iter().map(|s| (*s).to_owned()).collect());
+    let (linux_targets, windows_targets) = if cfg!(windows) {
+        (None, targets)
+    } else {
+        (targets, None)
+    };
     BuildOptions {
         artifact_dir: PathBuf::from("/ART"),
         dest_dir: PathBuf::from("/DEST"),
@@ -13,8 +20,8 @@ fn opts(linux: Option<&[&str]>) -> BuildOptions {
         devel_tarball_compression: false,
         wheel_compression: true,
         deflate_level: crate::DEFAULT_DEFLATE_LEVEL,
-        linux_targets: linux.map(|l| l.iter().map(|s| (*s).to_owned()).collect()),
-        windows_targets: None,
+        linux_targets,
+        windows_targets,
         templates_dir: PathBuf::new(),
         python: "python3".into(),
         cc: None,
@@ -107,7 +114,12 @@ fn manifest_flag_and_its_absence() {
     let err = is_kpack(Path::new("/ART")).unwrap_err().to_string();
     assert_eq!(
         err,
-        "therock_manifest.json not found at /ART/base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json. Is base_lib_generic present in /ART?"
+        format!(
+            "therock_manifest.json not found at {}. Is base_lib_generic present in /ART?",
+            Path::new("/ART")
+                .join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
+                .display()
+        )
     );
     let dir = tempfile::tempdir().unwrap();
     let path = super::manifest_path(dir.path());

@@ -53,8 +53,10 @@ fn structured_plan_takes_the_top_level_packages() {
     plan.print_dry_run(&mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(text.starts_with(&format!(
-        "[DRY RUN] {}/amd_torch_device_gfx942-2.10.0+rocm7.13.0-py3-none-linux_x86_64.whl -> s3://therock-repo-amd-dev-pytorch/v5/rocm/pytorch/whl-next/amd-torch-device-gfx942/",
-        dir.path().display()
+        "[DRY RUN] {} -> s3://therock-repo-amd-dev-pytorch/v5/rocm/pytorch/whl-next/amd-torch-device-gfx942/",
+        dir.path()
+            .join("amd_torch_device_gfx942-2.10.0+rocm7.13.0-py3-none-linux_x86_64.whl")
+            .display()
     )));
     assert!(text.ends_with("(application/zip)\n"), "{text}");
 }

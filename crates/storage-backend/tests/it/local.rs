@@ -115,17 +115,20 @@ async fn upload_directory_details() {
             .is_file()
     );
 
-    // Symlinked files are skipped.
-    let src = tempfile::tempdir().unwrap();
-    write_tree(src.path(), &[("real.tar.xz", "r")]);
-    std::os::unix::fs::symlink("real.tar.xz", src.path().join("link.tar.xz")).unwrap();
-    let staging = tempfile::tempdir().unwrap();
-    let report = backend(staging.path())
-        .upload_directory(src.path(), &loc("run-1"), &[], &[])
-        .await
-        .unwrap();
-    assert_eq!(report.transferred, 1);
-    assert_eq!(files_below(staging.path()), ["run-1/real.tar.xz"]);
+    // Symlinked files are skipped (Windows makes symlinks only with a privilege).
+    #[cfg(unix)]
+    {
+        let src = tempfile::tempdir().unwrap();
+        write_tree(src.path(), &[("real.tar.xz", "r")]);
+        std::os::unix::fs::symlink("real.tar.xz", src.path().join("link.tar.xz")).unwrap();
+        let staging = tempfile::tempdir().unwrap();
+        let report = backend(staging.path())
+            .upload_directory(src.path(), &loc("run-1"), &[], &[])
+            .await
+            .unwrap();
+        assert_eq!(report.transferred, 1);
+        assert_eq!(files_below(staging.path()), ["run-1/real.tar.xz"]);
+    }
 
     // Missing source directory.
     let err = backend(staging.path())
@@ -170,7 +173,7 @@ async fn dry_run_prints_and_writes_nothing() {
     assert!(text.contains(&format!(
         "[DRY RUN] {} -> {}",
         src.path().join("file2.log").display(),
-        staging.path().join("run-1/file2.log").display()
+        staging.path().join("run-1").join("file2.log").display()
     )));
 
     write_tree(staging.path(), &[("run-1/a.txt", "a")]);
@@ -236,14 +239,18 @@ async fn single_file_operations() {
     );
     assert_eq!(b.upload_files(vec![]).await.unwrap().total(), 0);
 
-    // Modes and mtimes are kept; nothing temporary is left.
-    use std::os::unix::fs::PermissionsExt as _;
+    // Modes (Unix has them) and mtimes are kept; nothing temporary is left.
     let exe = src.path().join("tool.sh");
     fs_err::write(&exe, "#!/bin/sh\n").unwrap();
-    fs_err::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    fs_err::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     b.upload_file(&exe, &loc("bin/tool.sh")).await.unwrap();
     let meta = fs_err::metadata(staging.path().join("bin/tool.sh")).unwrap();
-    assert_eq!(meta.permissions().mode() & 0o777, 0o755);
+    #[cfg(unix)]
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o755
+    );
     assert_eq!(
         meta.modified().unwrap(),
         fs_err::metadata(&exe).unwrap().modified().unwrap()
