@@ -15,24 +15,19 @@ use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 /// Objects with more than this left to fetch are fetched as parallel ranged GETs (as boto3's
 /// transfer manager splits objects above 8 MiB).
 const PARALLEL_THRESHOLD: u64 = 8 << 20;
-/// Whether `len` bytes of an object are fetched as parallel ranged GETs (else in one GET).
-pub(crate) fn is_ranged(len: u64) -> bool {
-    len > PARALLEL_THRESHOLD
-}
-
 /// Size of one ranged GET. Small enough that an object of a few tens of MiB spreads over many
 /// connections (where each connection is slow, as behind a per-connection limit, the number
 /// of connections is the speed).
 const RANGE_SIZE: u64 = 4 << 20;
 /// Ranged GETs of one object in flight (their bodies are held until written in order).
-const RANGE_CONCURRENCY: usize = 8;
+const RANGE_CONCURRENCY: usize = 16;
 /// Ranged GETs in flight or waiting to be handed on, across all downloads to a file of a
-/// backend: at most this many [`RANGE_SIZE`] bodies (64 MiB) are held in memory for them.
-pub(crate) const RANGE_BUDGET: usize = 16;
+/// backend: at most this many [`RANGE_SIZE`] bodies (128 MiB) are held in memory for them.
+pub(crate) const RANGE_BUDGET: usize = 32;
 /// The same across all streamed fetches of a backend (one per unpacking slot; 48 MiB): fewer
-/// than two slots would use at [`RANGE_CONCURRENCY`] each, as a streamed fetch's ranges wait
-/// for its unpacking anyway, and more slots (more cores) share it instead of multiplying the
-/// memory held.
+/// than one slot could use at [`RANGE_CONCURRENCY`], as a streamed fetch's ranges wait for its
+/// unpacking anyway, and more slots (more cores) share it instead of multiplying the memory
+/// held.
 pub(crate) const STREAM_RANGE_BUDGET: usize = 12;
 
 /// Which budget of ranged GETs a transfer draws on.
@@ -434,7 +429,7 @@ pub(crate) fn object_parts<'a>(
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
     budget: Budget,
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
-    if is_ranged(end - start) {
+    if end - start > PARALLEL_THRESHOLD {
         Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes, budget))
     } else {
         Box::pin(futures::stream::once(single_get(

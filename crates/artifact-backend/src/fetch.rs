@@ -567,21 +567,15 @@ impl ArtifactBackend {
 
     /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack` permits but the
     /// transfer not: with a permit free, the archive streams straight into place. Without one,
-    /// a small S3 archive (`size`, as listed, fetched in one GET) is downloaded (verified, not
-    /// synced) into `spool` meanwhile and unpacked from there once a permit frees, then
-    /// deleted: a link that is slow per connection keeps as many transfers going as the caller
-    /// allows, while only as many archives are unpacked at once as there are permits. A larger
-    /// S3 archive, fetched as parallel ranges that fill a link by themselves, and a local one
-    /// wait for a permit and stream, never copied. `spool` should be a temporary directory on
-    /// the output's filesystem.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the fetch's own arguments and the two shared limits"
-    )]
+    /// an S3 archive is downloaded (verified, not synced) into `spool` meanwhile and unpacked
+    /// from there once a permit frees, then deleted: a link that is slow per connection keeps
+    /// as many transfers going as the caller allows, while only as many archives are unpacked
+    /// at once as there are permits. A local archive is never copied: it waits for a permit
+    /// and streams from where it lies. `spool` should be a temporary directory on the output's
+    /// filesystem.
     pub async fn fetch_extracted_limited(
         &self,
         key: &str,
-        size: u64,
         output_dir: &Path,
         unpacking: impl Into<Unpacking>,
         index: Arc<FlattenIndex>,
@@ -594,7 +588,9 @@ impl ArtifactBackend {
                 .fetch_extracted(key, output_dir, unpacking, index)
                 .await;
         }
-        if matches!(self, ArtifactBackend::Local(_)) || crate::download::is_ranged(size) {
+        // A local archive is read where it lies once a permit frees: a copy would only add
+        // the writing and reading of every byte.
+        if let ArtifactBackend::Local(_) = self {
             let _permit = unpack.acquire().await.map_err(|e| {
                 Error::File(FileError::read(Path::new(key), std::io::Error::other(e)))
             })?;

@@ -743,15 +743,7 @@ async fn fetch_one(
         (got, Some(downloaded.line))
     } else {
         let got = backend
-            .fetch_extracted_limited(
-                key,
-                entry.size,
-                dest,
-                unpacking,
-                index,
-                slots.unpack,
-                slots.spool,
-            )
+            .fetch_extracted_limited(key, dest, unpacking, index, slots.unpack, slots.spool)
             .await?;
         (got, None)
     };
