@@ -6,7 +6,7 @@
 
 use std::process::{Command, Output};
 
-use rock_ci_test_support::{assert_fails_with, sha256_hex};
+use rock_ci_test_support::{assert_fails_with, incompressible_bytes, sha256_hex};
 
 use crate::common::assert_ok;
 use crate::store::Store;
@@ -19,19 +19,6 @@ fn nonce() -> u128 {
         .unwrap()
         .as_nanos()
         % 1_000_000_000_000
-}
-
-/// Bytes that do not compress, from `seed`.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x.to_le_bytes()[0]
-        })
-        .collect()
 }
 
 fn run(store: &Store, tool: &str, args: &[&str]) -> Output {
@@ -49,16 +36,19 @@ fn run_files(n: u128) -> Vec<(String, Vec<u8>)> {
     vec![
         (
             format!("tarballs/therock-dist-linux-gfx94X-dcgpu-7.13.0.dev{n}.tar.gz"),
-            noise(9 << 20, 1),
+            incompressible_bytes(9 << 20, 1),
         ),
         (
             format!("python/rocm_sdk_core-7.13.0.dev{n}-py3-none-linux_x86_64.whl"),
-            noise(300_000, 2),
+            incompressible_bytes(300_000, 2),
         ),
-        (format!("python/rocm-7.13.0.dev{n}.tar.gz"), noise(2_000, 3)),
+        (
+            format!("python/rocm-7.13.0.dev{n}.tar.gz"),
+            incompressible_bytes(2_000, 3),
+        ),
         (
             format!("packages/deb/pool/main/a/amdrocm-core_{n}_amd64.deb"),
-            noise(50_000, 4),
+            incompressible_bytes(50_000, 4),
         ),
         (
             "packages/deb/dists/stable/Release".to_owned(),
@@ -66,7 +56,7 @@ fn run_files(n: u128) -> Vec<(String, Vec<u8>)> {
         ),
         (
             format!("packages/rpm/x86_64/amdrocm-core-{n}-1.x86_64.rpm"),
-            noise(40_000, 5),
+            incompressible_bytes(40_000, 5),
         ),
         (
             "packages/rpm/repodata/repomd.xml".to_owned(),
@@ -182,7 +172,7 @@ fn racing_publishers_of_a_large_wheel() {
         .into_iter()
         .map(|seed| {
             let dir = tempfile::tempdir().unwrap();
-            let data = noise(9 << 20, seed);
+            let data = incompressible_bytes(9 << 20, seed);
             fs_err::write(dir.path().join(&name), &data).unwrap();
             (dir, data)
         })

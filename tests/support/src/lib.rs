@@ -74,17 +74,31 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(data))
 }
 
+/// A xorshift sequence seeded with `seed` (0 taken as 1).
+fn xorshift(seed: u64) -> impl Iterator<Item = u64> {
+    let mut state = seed.max(1);
+    std::iter::repeat_with(move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    })
+}
+
 /// `len` lowercase letters from a xorshift generator seeded with `seed`: text zstd and xz cannot
 /// shrink much, for transfers long enough to be caught in flight.
 pub fn incompressible_text(len: usize, seed: u64) -> String {
-    let mut state = seed.max(1);
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(b'a' + u8::try_from(state % 26).unwrap_or(0))
-        })
+    xorshift(seed)
+        .take(len)
+        .map(|x| char::from(b'a' + u8::try_from(x % 26).unwrap_or(0)))
+        .collect()
+}
+
+/// `len` bytes from a xorshift generator seeded with `seed`: data that does not compress.
+pub fn incompressible_bytes(len: usize, seed: u64) -> Vec<u8> {
+    xorshift(seed)
+        .take(len)
+        .map(|x| x.to_le_bytes()[0])
         .collect()
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use artifact_backend::{ArtifactBackend, Error, FlattenIndex, VERIFIED_DIR, verified_dir};
 use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
+use rock_ci_test_support::incompressible_bytes;
 use rock_ci_test_support::s3::SECRET_KEY;
 use rock_ci_test_support::write_artifact;
 
@@ -284,26 +285,13 @@ async fn local_backend_streams_the_same_way() {
     );
 }
 
-/// Bytes that do not compress (a xorshift sequence).
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x.to_le_bytes()[0]
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
     let t = tempfile::tempdir().unwrap();
     let b = local(t.path(), "8");
     let run = t.path().join("8-linux");
     // Several decoded blocks: a 3.5 MiB file between many small ones, in both compressions.
-    let big = noise(3_500_000, 7);
+    let big = incompressible_bytes(3_500_000, 7);
     for (name, compression) in [
         ("big_lib_generic.tar.zst", Compression::Zstd { level: 3 }),
         ("big_lib_gfx942.tar.xz", Compression::Xz { preset: 0 }),
@@ -318,8 +306,12 @@ async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
         }
         w.append_data("s/big.bin", &big, 0o755).unwrap();
         for i in 0..40 {
-            w.append_data(&format!("s/b/g{i}"), &noise(9000 + i, i as u64), 0o644)
-                .unwrap();
+            w.append_data(
+                &format!("s/b/g{i}"),
+                &incompressible_bytes(9000 + i, i as u64),
+                0o644,
+            )
+            .unwrap();
         }
         w.finish().unwrap();
         let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap());
@@ -475,7 +467,7 @@ async fn local_archives_wait_for_a_permit_instead_of_the_spool() {
     let backend = local(t.path(), "52");
     let run = t.path().join("52-linux");
     fs_err::create_dir_all(&run).unwrap();
-    let big = noise(3 << 20, 3);
+    let big = incompressible_bytes(3 << 20, 3);
     let keys: Vec<String> = (0..3)
         .map(|i| format!("b{i}_lib_generic.tar.zst"))
         .collect();
