@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use storage_backend::{Anonymous, ClientOptions, S3Client};
+use storage_backend::{ClientOptions, S3Client};
 use workflow_outputs::{ForkEvidence, GithubRepository, Platform, RunContext, WorkflowOutputRoot};
 
 use crate::{ArtifactBackend, Error};
@@ -54,14 +54,8 @@ pub async fn backend_from_env(
         .with_overrides(repository, None)
         .select_bucket(fork);
     let root = WorkflowOutputRoot::for_workflow_run(&run_id, platform, &selection)?;
-    let client = S3Client::connect_with(
-        &ClientOptions {
-            region: Some(selection.config().region().to_owned()),
-            anonymous: Anonymous::WhenNoCredentials,
-            ..ClientOptions::default()
-        },
-        lookup,
-    )
-    .await?;
+    let client =
+        S3Client::connect_with(&ClientOptions::reading(selection.config().region()), lookup)
+            .await?;
     Ok(ArtifactBackend::s3(client, root))
 }

@@ -224,18 +224,16 @@ pub async fn reader_client(
     transfers: usize,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<S3Client, storage_backend::Error> {
-    let defaults = storage_backend::ClientOptions::default();
+    let reading = storage_backend::ClientOptions::reading(region);
     let max_idle_connections = if transfers == 0 {
-        defaults.max_idle_connections
+        reading.max_idle_connections
     } else {
         transfers * 8
     };
     S3Client::connect_with(
         &storage_backend::ClientOptions {
-            region: Some(region.to_owned()),
-            anonymous: storage_backend::Anonymous::WhenNoCredentials,
             max_idle_connections,
-            ..defaults
+            ..reading
         },
         lookup,
     )

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use storage_backend::{
-    Anonymous, ClientOptions, ObjectHead, Reporter, S3Client, S3StorageBackend, StorageBackend,
+    ClientOptions, ObjectHead, Reporter, S3Client, S3StorageBackend, StorageBackend,
     TransferOptions,
 };
 use storage_location::StorageLocation;
@@ -131,15 +131,8 @@ pub async fn publish_run(
     let s3 = if publication.dry_run {
         // A dry run writes nothing: it lists the sources with the credentials there are, or
         // unsigned when there are none (the artifacts buckets are publicly readable).
-        let client_options = ClientOptions {
-            region: Some(destination.region().to_owned()),
-            anonymous: Anonymous::WhenNoCredentials,
-            ..ClientOptions::default()
-        };
-        S3StorageBackend::new(
-            S3Client::connect_with(&client_options, lookup).await?,
-            options,
-        )
+        let reading = ClientOptions::reading(destination.region());
+        S3StorageBackend::new(S3Client::connect_with(&reading, lookup).await?, options)
     } else {
         let backend =
             StorageBackend::for_upload(None, options, destination.region(), reporter, lookup)

@@ -9,7 +9,7 @@ use artifact_backend::ArtifactBackend;
 use build_topology::{Checkout, CheckoutError, FamilyMap};
 use github_actions::{ApiError, GithubClient, WorkflowRun};
 use regex::Regex;
-use storage_backend::{Anonymous, ClientOptions, S3Client};
+use storage_backend::{ClientOptions, S3Client};
 use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
 
 use crate::error::FinderError;
@@ -178,12 +178,7 @@ impl<'a> Finder<'a> {
         if let Some(client) = self.clients.get(region) {
             return Ok(client.clone());
         }
-        let options = ClientOptions {
-            region: Some(region.to_owned()),
-            anonymous: Anonymous::WhenNoCredentials,
-            ..ClientOptions::default()
-        };
-        let client = S3Client::connect_with(&options, self.lookup).await?;
+        let client = S3Client::connect_with(&ClientOptions::reading(region), self.lookup).await?;
         self.clients.insert(region.to_owned(), client.clone());
         Ok(client)
     }

@@ -156,6 +156,18 @@ impl Default for ClientOptions {
     }
 }
 
+impl ClientOptions {
+    /// The options of a client that reads buckets in `region`: signed with the credentials the
+    /// default chain finds, unsigned when there are none (the public CI buckets).
+    pub fn reading(region: &str) -> Self {
+        Self {
+            region: Some(region.to_owned()),
+            anonymous: Anonymous::WhenNoCredentials,
+            ..Self::default()
+        }
+    }
+}
+
 /// The time limits and retry budget of a client's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
