@@ -244,6 +244,14 @@ pub fn parse_api_run_id(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Parses a path flag for clap as a Windows program shows it (Python's `pathlib` there):
+/// `B:/build` becomes `B:\build`, so the paths printed from it have one kind of separator.
+/// On Unix the path is taken as given.
+#[expect(clippy::unnecessary_wraps, reason = "the shape clap's value parsers have")]
+pub fn parse_path(s: &str) -> Result<std::path::PathBuf, std::convert::Infallible> {
+    Ok(file_tree::native_path(s))
+}
+
 /// Parses a [`Platform`] for clap, with the allowed values in the error.
 pub fn parse_platform(s: &str) -> Result<Platform, String> {
     s.parse()

@@ -41,11 +41,11 @@ enum Command {
 struct TopologyArgs {
     /// The topology [default: `{--therock-dir}/BUILD_TOPOLOGY.toml`, else the first
     /// `BUILD_TOPOLOGY.toml` in the working directory or its parents].
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     topology: Option<PathBuf>,
     /// A TheRock checkout: the default topology and the GPU family table
     /// (`cmake/therock_amdgpu_targets.cmake`) [default: `$THEROCK_DIR`].
-    #[arg(long, env = "THEROCK_DIR")]
+    #[arg(long, env = "THEROCK_DIR", value_parser = rock_ci::parse_path)]
     therock_dir: Option<PathBuf>,
 }
 
@@ -77,7 +77,7 @@ struct BackendArgs {
     run_github_repo: Option<RepositoryArg>,
     /// Use this directory (mirroring the S3 layout) instead of S3
     /// [default: `$THEROCK_LOCAL_STAGING_DIR`].
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     local_staging_dir: Option<PathBuf>,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,
@@ -123,7 +123,7 @@ struct FetchArgs {
     #[arg(long, default_value = "all")]
     stage: String,
     /// Where the artifacts go.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     output_dir: PathBuf,
     /// Merge the artifacts' trees into the output directory and mark each with
     /// `{relpath}.prebuilt`.
@@ -137,7 +137,7 @@ struct FetchArgs {
     no_extract: bool,
     /// A download cache kept between invocations [default: none; archives stream straight
     /// into the output, or into `{output}/.download_cache` with --no-extract].
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     download_cache_dir: Option<PathBuf>,
     /// Artifacts transferred at once.
     #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<u32>())]
@@ -168,7 +168,7 @@ struct PushArgs {
     #[arg(long)]
     stage: String,
     /// The build directory (its `artifacts/` holds the artifacts).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     build_dir: PathBuf,
     /// Compression of the archives written from directories.
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "xz"])]

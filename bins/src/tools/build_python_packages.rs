@@ -14,10 +14,10 @@ use py_packaging::{BuildOptions, Given};
 #[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
 struct Args {
     /// Directory of exploded artifact directories (`{name}_{component}_{target}`).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     artifact_dir: PathBuf,
     /// Staging root; packages go to `<dest>/dist[/<family>]`.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     dest_dir: PathBuf,
     /// Build the wheels and sdist (default).
     #[arg(long, overrides_with = "no_build_packages", action = ArgAction::SetTrue)]
@@ -56,10 +56,10 @@ struct Args {
     windows_amdgpu_families: Option<String>,
     /// TheRock checkout (templates, `version.json`, GPU family table; default: found from the
     /// current directory upwards).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     therock_dir: Option<PathBuf>,
     /// Package templates (default: `<therock>/build_tools/packaging/python/templates`).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     templates_dir: Option<PathBuf>,
     /// Python that evaluates the templates' `setup.py`.
     #[arg(long, default_value = "python3")]

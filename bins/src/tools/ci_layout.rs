@@ -57,7 +57,7 @@ fn non_empty_path(s: &str) -> Result<PathBuf, String> {
     if s.is_empty() {
         Err("the path is empty".to_owned())
     } else {
-        Ok(PathBuf::from(s))
+        Ok(file_tree::native_path(s))
     }
 }
 

@@ -42,7 +42,7 @@ struct Args {
     #[arg(long)]
     run_id: String,
     /// Output directory.
-    #[arg(long, default_value = "build/artifacts")]
+    #[arg(long, default_value = "build/artifacts", value_parser = rock_ci::parse_path)]
     output_dir: PathBuf,
     /// List what would be fetched, fetch nothing.
     #[arg(long, overrides_with = "no_dry_run")]
@@ -66,7 +66,7 @@ struct Args {
     #[arg(long, overrides_with = "delete_after_extract")]
     no_delete_after_extract: bool,
     /// Read the artifacts from this local staging directory instead of S3 (no GitHub look-up).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     local_staging_dir: Option<PathBuf>,
     /// Use archives that cannot be verified (no `.sha256sum` sidecar and no SHA-256 recorded
     /// with the object) instead of failing on them.

@@ -20,7 +20,7 @@ use workflow_outputs::Platform;
 )]
 struct Args {
     /// Output directory; replaced (once the new tree is complete) when it exists.
-    #[arg(long, default_value = "./therock-build")]
+    #[arg(long, default_value = "./therock-build", value_parser = rock_ci::parse_path)]
     output_dir: PathBuf,
     /// Artifact group to install (the run's matrix variant), e.g. gfx94X-dcgpu.
     #[arg(long, value_parser = non_empty_group)]
@@ -39,7 +39,7 @@ struct Args {
     latest_release: bool,
     /// Copy an existing directory (as `rsync -a DIR OUT`: without a trailing `/` the directory
     /// itself lands inside the output directory).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     input_dir: Option<PathBuf>,
     /// Show what would be installed; change nothing.
     #[arg(long)]
@@ -53,7 +53,7 @@ struct Args {
     /// A TheRock checkout, for the GPU family table (`cmake/therock_amdgpu_targets.cmake`)
     /// [default: `$THEROCK_DIR`, else the working directory or a parent holding
     /// `BUILD_TOPOLOGY.toml`].
-    #[arg(long, env = "THEROCK_DIR")]
+    #[arg(long, env = "THEROCK_DIR", value_parser = rock_ci::parse_path)]
     therock_dir: Option<PathBuf>,
     /// Artifacts downloaded at once (run mode).
     #[arg(long, default_value_t = 10, value_parser = rock_ci::positive::<usize>())]

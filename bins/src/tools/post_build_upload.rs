@@ -28,7 +28,7 @@ struct Args {
     #[arg(long, env = "ARTIFACT_GROUP")]
     artifact_group: String,
     /// Build directory.
-    #[arg(long, env = "BUILD_DIR", default_value = "build")]
+    #[arg(long, env = "BUILD_DIR", default_value = "build", value_parser = rock_ci::parse_path)]
     build_dir: PathBuf,
     /// Upload [default: `$CI` as a boolean, else false].
     #[arg(long, overrides_with = "no_upload", action = ArgAction::SetTrue)]
@@ -43,7 +43,7 @@ struct Args {
     #[arg(long)]
     job_status: Option<String>,
     /// Stage into this local directory instead of S3.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     output_dir: Option<PathBuf>,
     /// Print every planned upload, upload nothing.
     #[arg(long)]

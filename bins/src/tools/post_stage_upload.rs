@@ -34,7 +34,7 @@ struct Args {
     #[arg(long, value_parser = stage_name)]
     stage: String,
     /// Build directory.
-    #[arg(long, env = "BUILD_DIR", default_value = "build")]
+    #[arg(long, env = "BUILD_DIR", default_value = "build", value_parser = rock_ci::parse_path)]
     build_dir: PathBuf,
     /// GPU family of a per-arch stage (`gfx1151`); empty for generic stages.
     #[arg(long, default_value = "", value_parser = family_name)]

@@ -41,7 +41,7 @@ struct Args {
     run_id: String,
     /// The directory of built packages (its top-level packages are moved into the repository
     /// layout).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     package_dir: PathBuf,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,

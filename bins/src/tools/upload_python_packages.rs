@@ -15,7 +15,7 @@ use run_uploads::python_packages::{Plan, run};
 #[command(version, args_override_self = true)]
 struct Args {
     /// Directory of built packages (its `dist/` subdirectory when there is one).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     input_packages_dir: PathBuf,
     /// Artifact group (e.g. gfx94X-dcgpu); required unless --multiarch.
     #[arg(long, default_value = "")]

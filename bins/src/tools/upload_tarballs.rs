@@ -34,7 +34,7 @@ fn release_type(s: &str) -> Result<Option<ReleaseType>, String> {
 #[command(version, args_override_self = true)]
 struct Args {
     /// Directory holding the `.tar.gz` tarballs.
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     input_tarballs_dir: PathBuf,
     /// Workflow run id.
     #[arg(long)]

@@ -40,7 +40,7 @@ struct Args {
     #[arg(long, value_parser = subfolder)]
     subfolder: String,
     /// Directory of HTML reports (a missing one: nothing to upload, exit 0).
-    #[arg(long)]
+    #[arg(long, value_parser = rock_ci::parse_path)]
     report_path: PathBuf,
     /// Legacy: upload to this folder below the run's root instead of `logs/{subfolder}`
     /// (blank: not given).

@@ -3,6 +3,14 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The platform the tools default to here, as it appears in keys (`{run_id}-{platform}`).
+pub(crate) const HOST_PLATFORM: &str = if cfg!(windows) { "windows" } else { "linux" };
+
+/// A `/`-separated relative path as the tools print it here (`\` separators on Windows).
+pub(crate) fn native(path: &str) -> String {
+    path.replace('/', std::path::MAIN_SEPARATOR_STR)
+}
+
 /// Writes `content` at `path`, creating its directory.
 pub(crate) fn write(path: &Path, content: &str) {
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();

@@ -18,7 +18,7 @@ pub struct DirNotFound {
 /// # Errors
 /// [`DirNotFound`] when `dir` does not exist, cannot be resolved or is not a directory.
 pub fn existing_dir(dir: &Path, what: &str) -> Result<PathBuf, DirNotFound> {
-    dir.canonicalize()
+    crate::resolved(dir)
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| DirNotFound {

@@ -12,6 +12,8 @@
 //!   name, never leaving the name missing.
 //! - [`existing_dir`] makes a directory the caller named absolute, or names it in
 //!   [`DirNotFound`].
+//! - [`native_path`] and [`resolved`] show paths as Windows programs (and Python's `pathlib`)
+//!   show them there: native separators, no `\\?\` prefix; on Unix paths are unchanged.
 //! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
 //! - [`StagedDir`] replaces a directory as a whole: the new tree is built beside it and swapped
 //!   in once complete, the old one kept on any failure or kill; [`copy_tree`] copies a tree as
@@ -33,6 +35,7 @@ mod dir;
 mod glob;
 mod index_page;
 mod link;
+mod native;
 mod remove;
 mod staged;
 mod temp;
@@ -45,6 +48,7 @@ pub use index_page::{
     pretty_size, utc_date_stamp,
 };
 pub use link::{hard_link_replacing, symlink_replacing};
+pub use native::{native_path, resolved, without_verbatim_prefix};
 pub use remove::remove_tree;
 pub use staged::{StagedDir, copy_tree};
 pub use temp::{temp_dir_in, temp_file_in};
