@@ -36,6 +36,11 @@ if [ ! -f "$windows_system32/bcryptprimitives.dll" ]; then
     cp "$windows_out/bcryptprimitives.dll" "$windows_system32/bcryptprimitives.dll"
 fi
 
+# TheRock's Windows jobs build on a drive of their own (B:\build): the tests that check paths on
+# another drive than the system's use B:, which maps to target/windows/drive-b.
+mkdir -p "$windows_out/drive-b"
+ln -sfn "$windows_out/drive-b" "$WINEPREFIX/dosdevices/b:"
+
 # Debian's rustc and cargo, called by path: the rustup proxies first on PATH would pick the
 # toolchain of rust-toolchain.toml, which has no Windows std.
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
