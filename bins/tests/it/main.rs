@@ -29,8 +29,6 @@ mod tls;
 // programs, which a Windows test cannot run.
 #[cfg(unix)]
 mod upload_package_repo;
-// Wheels checked and installed by the Linux python3 and pip, which a Windows test cannot run.
-#[cfg(unix)]
 mod upload_python_packages;
 mod upload_tarballs;
 mod upload_test_report;

@@ -8,7 +8,8 @@ use rock_ci_test_support::{
 };
 
 use crate::common::{
-    assert_ok, aws_env, borrowed, refusing_proxy, run_tool, text, through_proxy, write,
+    HOST_PLATFORM, assert_ok, aws_env, borrowed, native, refusing_proxy, run_tool, text,
+    through_proxy, write,
 };
 
 const GROUP: &str = "gfx94X-dcgpu";
@@ -34,38 +35,45 @@ fn write_wheel(dir: &Path, project: &str, version: &str) -> PathBuf {
 /// Writes `path` as a wheel of module `module` whose `{name}-{version}.dist-info/METADATA` says
 /// `metadata` (`None`: no `.dist-info` directory at all).
 fn write_wheel_file(path: &Path, module: &str, metadata: Option<(&str, &str)>) {
+    use std::io::Write as _;
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();
     let (name, version) = metadata.unwrap_or_default();
-    rock_ci_test_support::python(
-        r#"
-import base64, hashlib, sys, zipfile
-path, module, project, version = sys.argv[1:5]
-files = {f"{module}/__init__.py": f"VERSION = {version!r}\n"}
-info = None
-if project:
-    info = f"{project.replace('-', '_').replace('.', '_')}-{version}.dist-info"
-    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
-    files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-record = []
-with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-    for name, text in files.items():
-        data = text.encode()
-        z.writestr(name, data)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    if info:
-        record.append(f"{info}/RECORD,,")
-        z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
-"#,
-        &[
-            path.as_os_str(),
-            module.as_ref(),
-            name.as_ref(),
-            version.as_ref(),
-        ],
-    );
+    let mut files = vec![(
+        format!("{module}/__init__.py"),
+        format!("VERSION = {version:?}\n").replace('"', "'"),
+    )];
+    let info = metadata.map(|_| format!("{}-{version}.dist-info", name.replace(['-', '.'], "_")));
+    if let Some(info) = &info {
+        files.push((
+            format!("{info}/METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+        ));
+        files.push((
+            format!("{info}/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+                .to_owned(),
+        ));
+    }
+    let mut zip = zip::ZipWriter::new(fs_err::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut record = String::new();
+    for (member, text) in &files {
+        zip.start_file(member.as_str(), options).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+        let digest = rock_ci_test_support::sha256_urlsafe_b64(text.as_bytes());
+        record.push_str(&format!("{member},sha256={digest},{}\n", text.len()));
+    }
+    if let Some(info) = &info {
+        record.push_str(&format!("{info}/RECORD,,\n"));
+        zip.start_file(format!("{info}/RECORD"), options).unwrap();
+        zip.write_all(record.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 /// `pip install --target` of `requirement` with `index_args`; the version the installed
 /// module reports.
 fn pip_install(index_args: &[&str], requirement: &str, dir: &Path) -> String {
@@ -102,6 +110,8 @@ fn pip_install(index_args: &[&str], requirement: &str, dir: &Path) -> String {
     .to_owned()
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 /// The content types of the first upload of the single-arch test, its outputs and summary, and
 /// the lines the reference prints about them (`stdout`), which workflows may read.
 fn check_stored_types_and_outputs(
@@ -148,6 +158,8 @@ fn check_stored_types_and_outputs(
     assert!(stdout.ends_with(&expected), "{stdout}");
 }
 
+// Used by the tests that install with pip.
+#[cfg(unix)]
 /// The index links the wheel with its digest.
 fn check_index_digest(stored: &Path, dist: &Path) {
     let index = fs_err::read_to_string(stored.join("index.html")).unwrap();
@@ -162,6 +174,8 @@ fn check_index_digest(stored: &Path, dist: &Path) {
     );
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 /// Single-arch on S3: keys, content types, outputs and summary; the uploaded tree served over
 /// HTTP works with `pip install --find-links` and `--index-url`; a second upload of a new
 /// version to the same place keeps the first in the index.
@@ -193,7 +207,7 @@ fn single_arch_upload_is_a_pip_index_and_merges() {
     ];
     let out = run(&args, &env, t.path());
     assert_ok(&out);
-    let prefix = format!("12345-linux/python/{GROUP}");
+    let prefix = format!("12345-{HOST_PLATFORM}/python/{GROUP}");
     let stored = server.root().join(bucket).join(&prefix);
     assert_eq!(
         files_under(&stored),
@@ -266,6 +280,8 @@ fn single_arch_upload_is_a_pip_index_and_merges() {
     );
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 /// A page whose digest does not match the file is refused by pip: the digests are real.
 #[test]
 fn pip_checks_the_digests_of_the_index() {
@@ -286,7 +302,9 @@ fn pip_checks_the_digests_of_the_index() {
         t.path(),
     );
     assert_ok(&out);
-    let dir = t.path().join(format!("staging/9-linux/python/{GROUP}"));
+    let dir = t
+        .path()
+        .join(format!("staging/9-{HOST_PLATFORM}/python/{GROUP}"));
     let wheel = dir.join("demo_pkg-1.0-py3-none-any.whl");
     let mut bytes = fs_err::read(&wheel).unwrap();
     bytes.extend_from_slice(b"\0");
@@ -319,6 +337,50 @@ fn pip_checks_the_digests_of_the_index() {
     );
 }
 
+/// The install line of the step summary continues as the shell of the runner does: `^` on
+/// Windows (cmd), `\` elsewhere, as the reference prints it.
+#[test]
+fn the_summary_install_line_continues_as_the_host_shell_does() {
+    let server = S3Server::start();
+    server.create_bucket(BUCKET);
+    let t = tempfile::tempdir().unwrap();
+    write_wheel(&t.path().join("packages/dist"), "demo_pkg", "1.0");
+    let summary = t.path().join("summary.md");
+    let aws = aws_env(&server);
+    let mut env = borrowed(&aws);
+    env.push(("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()));
+    let out = run(
+        &[
+            "--input-packages-dir",
+            "packages",
+            "--artifact-group",
+            GROUP,
+            "--run-id",
+            "6",
+        ],
+        &env,
+        t.path(),
+    );
+    assert_ok(&out);
+    let prefix = format!("6-{HOST_PLATFORM}/python/{GROUP}");
+    let url = format!("https://{BUCKET}.s3.amazonaws.com/{prefix}/index.html");
+    let continuation = if cfg!(windows) { "^" } else { "\\" };
+    assert_eq!(
+        fs_err::read_to_string(&summary).unwrap(),
+        format!(
+            "[ROCm Python packages]({url})\n```bash\npip install rocm[libraries,devel] --pre {continuation}\n    --find-links={url}\n```\n\n\n"
+        )
+    );
+    assert!(
+        server
+            .root()
+            .join(BUCKET)
+            .join(&prefix)
+            .join("demo_pkg-1.0-py3-none-any.whl")
+            .is_file()
+    );
+}
+
 /// Multi-arch: per-family pages linking the family's and the generic packages (spec §14.2);
 /// the URL output is the base; flat mode writes no page (the bucket indexes it).
 /// `--artifact-group` beside `--multiarch` is not used (no group in multi-arch paths), and
@@ -343,7 +405,7 @@ fn multiarch_ignores_the_group_and_says_so() {
         assert_ok(&out);
         (
             String::from_utf8_lossy(&out.stderr).into_owned(),
-            files_under(&t.path().join(to).join("5-linux/python")),
+            files_under(&t.path().join(to).join(format!("5-{HOST_PLATFORM}/python"))),
         )
     };
     let ignored = "not used with --multiarch";
@@ -361,6 +423,8 @@ fn multiarch_ignores_the_group_and_says_so() {
     );
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 #[test]
 fn multiarch_layouts() {
     let t = tempfile::tempdir().unwrap();
@@ -389,7 +453,7 @@ fn multiarch_layouts() {
         t.path(),
     );
     assert_ok(&out);
-    let staged = files_under(&t.path().join("s/5-linux/python"));
+    let staged = files_under(&t.path().join(format!("s/5-{HOST_PLATFORM}/python")));
     assert!(
         staged.contains(&"gfx94X-dcgpu/index.html".to_owned()),
         "{staged:?}"
@@ -403,8 +467,10 @@ fn multiarch_layouts() {
         !staged.iter().any(|f| f.contains("kpack_staging")),
         "{staged:?}"
     );
-    let page =
-        fs_err::read_to_string(t.path().join("s/5-linux/python/gfx94X-dcgpu/index.html")).unwrap();
+    let page = fs_err::read_to_string(t.path().join(format!(
+        "s/5-{HOST_PLATFORM}/python/gfx94X-dcgpu/index.html"
+    )))
+    .unwrap();
     let anchors: Vec<&str> = page.lines().filter(|l| l.contains("<a ")).collect();
     assert_eq!(anchors.len(), 2, "{page}");
     assert!(anchors[0].contains("href=\"./demo_pkg_gfx94x-1.0-py3-none-any.whl#sha256="));
@@ -413,7 +479,7 @@ fn multiarch_layouts() {
     assert!(!summary.exists() && !outputs.exists());
 
     // The family page works with pip for the generic package above it.
-    let http = HttpServer::serve_dir(t.path().join("s/5-linux/python"));
+    let http = HttpServer::serve_dir(t.path().join(format!("s/5-{HOST_PLATFORM}/python")));
     assert_eq!(
         pip_install(
             &[
@@ -445,7 +511,9 @@ fn multiarch_layouts() {
     assert_ok(&out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("kpack-split flat mode"), "{stdout}");
-    let url = "https://therock-ci-artifacts.s3.amazonaws.com/5-linux/python/index.html";
+    let url = &format!(
+        "https://therock-ci-artifacts.s3.amazonaws.com/5-{HOST_PLATFORM}/python/index.html"
+    );
     assert!(
         stdout.contains(&format!(
             "[INFO] kpack-split flat URL: {url}\nSet github actions output\n-------------------------\n\
@@ -595,7 +663,7 @@ fn bucket_override_and_no_index_without_packages() {
     assert!(
         server
             .root()
-            .join(format!("mine/3-linux/python/{GROUP}/index.html"))
+            .join(format!("mine/3-{HOST_PLATFORM}/python/{GROUP}/index.html"))
             .is_file()
     );
 
@@ -623,10 +691,17 @@ fn bucket_override_and_no_index_without_packages() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("no index was uploaded"), "{err}");
     assert!(
-        err.contains("4-linux/python/gfx94X-dcgpu/demo_pkg-1.0-py3-none-any.whl"),
+        err.contains(&format!(
+            "4-{HOST_PLATFORM}/python/gfx94X-dcgpu/demo_pkg-1.0-py3-none-any.whl"
+        )),
         "{err}"
     );
-    assert!(!server.root().join("mine/4-linux").exists());
+    assert!(
+        !server
+            .root()
+            .join(format!("mine/4-{HOST_PLATFORM}"))
+            .exists()
+    );
 }
 
 /// Asserts that every page at `stored` (a single-arch prefix on disk) lists each of the
@@ -691,7 +766,7 @@ fn concurrent_publishers_keep_both_packages() {
         let stored = server
             .root()
             .join(BUCKET)
-            .join(format!("{run_id}-linux/python/{GROUP}"));
+            .join(format!("{run_id}-{HOST_PLATFORM}/python/{GROUP}"));
         assert_pages_list(&stored, &["alpha", "beta"], &format!("trial {trial}"));
     }
 }
@@ -724,7 +799,7 @@ fn a_publisher_that_lost_the_race_merges_again() {
         FaultPlan::new().rule(
             Rule::new(Fault::Status500)
                 .method("PUT")
-                .path_contains(&format!("71-linux/python/{GROUP}/index.html"))
+                .path_contains(&format!("71-{HOST_PLATFORM}/python/{GROUP}/index.html"))
                 .when(move |_| {
                     if !flag.swap(true, Ordering::SeqCst) {
                         assert_ok(&run(&args("b"), &borrowed(&direct), &cwd));
@@ -742,7 +817,7 @@ fn a_publisher_that_lost_the_race_merges_again() {
     let stored = server
         .root()
         .join(BUCKET)
-        .join(format!("71-linux/python/{GROUP}"));
+        .join(format!("71-{HOST_PLATFORM}/python/{GROUP}"));
     assert_pages_list(&stored, &["alpha", "beta"], "after the race");
 }
 
@@ -781,7 +856,7 @@ fn a_new_generic_package_is_listed_on_every_family_page() {
         text(&out.stdout)
     };
     let stdout = upload("one");
-    let base = format!("https://{BUCKET}.s3.amazonaws.com/72-linux/python");
+    let base = format!("https://{BUCKET}.s3.amazonaws.com/72-{HOST_PLATFORM}/python");
     assert!(
         stdout.contains(&format!(
             "[INFO] Multi-arch legacy URL (tests append /{{family}}/index.html): {base}\n"
@@ -789,7 +864,10 @@ fn a_new_generic_package_is_listed_on_every_family_page() {
         "{stdout}"
     );
     upload("two");
-    let stored = server.root().join(BUCKET).join("72-linux/python");
+    let stored = server
+        .root()
+        .join(BUCKET)
+        .join(format!("72-{HOST_PLATFORM}/python"));
     let anchors = |family: &str| -> Vec<String> {
         let page = fs_err::read_to_string(stored.join(family).join("index.html")).unwrap();
         page.lines()
@@ -913,7 +991,7 @@ fn invalid_wheels_are_refused_before_anything_is_uploaded() {
         let context = format!("{bad}: {message}");
         assert_fails_with(&out, 1, message, &context);
         assert!(
-            text(&out.stderr).contains(&format!("{bad}`")),
+            text(&out.stderr).contains(&format!("{}`", native(bad))),
             "{context}: {}",
             text(&out.stderr)
         );
@@ -921,13 +999,15 @@ fn invalid_wheels_are_refused_before_anything_is_uploaded() {
             !server
                 .root()
                 .join(BUCKET)
-                .join(format!("{run_id}-linux"))
+                .join(format!("{run_id}-{HOST_PLATFORM}"))
                 .exists(),
             "{context}: something was uploaded"
         );
     }
 }
 
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
 /// A wheel whose metadata spells its name and version differently from its file name, but
 /// equal once normalized as pip normalizes them, is accepted, and pip installs it.
 #[test]
@@ -959,7 +1039,7 @@ fn wheels_equal_once_normalized_are_accepted() {
     let stored = server
         .root()
         .join(BUCKET)
-        .join(format!("89-linux/python/{GROUP}"));
+        .join(format!("89-{HOST_PLATFORM}/python/{GROUP}"));
     let http = HttpServer::serve_dir(&stored);
     assert_eq!(
         pip_install(

@@ -74,6 +74,13 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(data))
 }
 
+/// The SHA-256 of `data` as a wheel's `RECORD` writes it: URL-safe base64 without padding.
+pub fn sha256_urlsafe_b64(data: &[u8]) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data))
+}
+
 /// A xorshift sequence seeded with `seed` (0 taken as 1).
 fn xorshift(seed: u64) -> impl Iterator<Item = u64> {
     let mut state = seed.max(1);
