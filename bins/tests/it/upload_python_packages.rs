@@ -57,17 +57,18 @@ fn write_wheel_file(path: &Path, module: &str, metadata: Option<(&str, &str)>) {
     let mut zip = zip::ZipWriter::new(fs_err::File::create(path).unwrap());
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
-    let mut record = String::new();
+    let mut record = Vec::new();
     for (member, text) in &files {
         zip.start_file(member.as_str(), options).unwrap();
         zip.write_all(text.as_bytes()).unwrap();
         let digest = rock_ci_test_support::sha256_urlsafe_b64(text.as_bytes());
-        record.push_str(&format!("{member},sha256={digest},{}\n", text.len()));
+        record.push(format!("{member},sha256={digest},{}", text.len()));
     }
     if let Some(info) = &info {
-        record.push_str(&format!("{info}/RECORD,,\n"));
+        record.push(format!("{info}/RECORD,,"));
         zip.start_file(format!("{info}/RECORD"), options).unwrap();
-        zip.write_all(record.as_bytes()).unwrap();
+        zip.write_all(format!("{}\n", record.join("\n")).as_bytes())
+            .unwrap();
     }
     zip.finish().unwrap();
 }
