@@ -62,6 +62,35 @@ fn kpack_completeness_of_spec_15_12() {
     assert!(out.is_empty(), "no list for this host: skipped");
 }
 
+/// With both platforms' lists given, the host's is checked and the other one is left out, as
+/// the reference picks by `sys.platform`: on Windows the Windows families, elsewhere Linux's.
+#[test]
+fn kpack_completeness_checks_the_hosts_families_only() {
+    let mut both = opts(None);
+    both.linux_targets = Some(vec!["gfx942".to_owned()]);
+    both.windows_targets = Some(vec!["gfx1151".to_owned()]);
+    let (host, other) = if cfg!(windows) {
+        ("gfx1151", "gfx942")
+    } else {
+        ("gfx942", "gfx1151")
+    };
+    let mut out = Vec::new();
+    check_kpack_completeness(&both, &set(&[host]), &mut out).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!(
+            "::: KPACK_SPLIT_ARTIFACTS expected device targets: {host}\n::: KPACK_SPLIT_ARTIFACTS discovered artifact targets: {host}\n"
+        )
+    );
+    let err = check_kpack_completeness(&both, &set(&[other]), &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("missing fetched artifact targets: {host}.")),
+        "{err}"
+    );
+}
+
 fn dist(files: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for f in files {
