@@ -1,6 +1,15 @@
 //! Wheels from a template's `setup.py`: contents, metadata, RECORD (checked by Python's own
 //! `zipfile` and `hashlib`), determinism.
 
+#![cfg_attr(
+    windows,
+    expect(
+        unused_imports,
+        dead_code,
+        reason = "used by the tests that run on Unix only"
+    )
+)]
+
 use std::path::Path;
 
 use crate::wheel::{escaped_name, platform_tag, read_setup, write_wheel};

@@ -1,3 +1,8 @@
+#![cfg_attr(
+    windows,
+    expect(unused_imports, reason = "used by the tests that run on Unix only")
+)]
+
 use super::{hard_link_replacing, symlink_replacing};
 
 // Symbolic links: Windows makes them only with a privilege.

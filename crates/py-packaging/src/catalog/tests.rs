@@ -1,3 +1,12 @@
+#![cfg_attr(
+    windows,
+    expect(
+        unused_imports,
+        dead_code,
+        reason = "used by the tests that run on Unix only"
+    )
+)]
+
 use super::{ArtifactCatalog, EntryKind, PROFILER_WHEEL_INCLUDES, core_filter, device_filter};
 use artifacts::ArtifactName;
 

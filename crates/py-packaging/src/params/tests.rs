@@ -1,3 +1,8 @@
+#![cfg_attr(
+    windows,
+    expect(dead_code, reason = "used by the tests that run on Unix only")
+)]
+
 use super::Parameters;
 use crate::names::{Logical, Naming};
 
