@@ -247,7 +247,6 @@ pub fn parse_api_run_id(s: &str) -> Result<String, String> {
 /// Parses a path flag for clap as a Windows program shows it (Python's `pathlib` there):
 /// `B:/build` becomes `B:\build`, so the paths printed from it have one kind of separator.
 /// On Unix the path is taken as given.
-#[expect(clippy::unnecessary_wraps, reason = "the shape clap's value parsers have")]
 pub fn parse_path(s: &str) -> Result<std::path::PathBuf, std::convert::Infallible> {
     Ok(file_tree::native_path(s))
 }
