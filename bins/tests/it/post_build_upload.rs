@@ -317,6 +317,24 @@ fn dry_run_prints_every_upload_and_writes_nothing() {
     ));
     assert!(planned.iter().any(|l| l.ends_with(&manifest)), "{stdout}");
     assert!(!t.path().join("staging").exists());
+    // The paths below the build dir as the reference's pathlib prints them (one kind of
+    // separator on every system).
+    for line in [
+        format!(
+            "[+] Create archive: {}\n",
+            native("build/logs/ninja_logs.tar.gz")
+        ),
+        format!(
+            "[+]  Add: {}\n",
+            native("build/compiler/llvm/build/.ninja_log")
+        ),
+        format!(
+            "[DRY RUN] {} -> ",
+            native("build/base/aux-overlay/build/therock_manifest.json")
+        ),
+    ] {
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
+    }
 }
 
 #[test]
