@@ -3,6 +3,8 @@ use std::process::{Command, Output};
 
 use rock_ci_test_support::{HttpServer, Reply};
 
+use crate::common::native;
+
 /// Runs `ci_layout` with exactly `env` as its environment.
 fn ci_layout(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(crate::common::tool("ci_layout"))
@@ -135,10 +137,14 @@ fn local_staging_dir_prints_local_paths() {
         &[("THEROCK_LOCAL_STAGING_DIR", "/tmp/staging")],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(line(&stdout(&out), "root"), "/tmp/staging/test-42-linux");
+    // The staging directory as given, with native separators (`\tmp\staging` on Windows).
+    assert_eq!(
+        line(&stdout(&out), "root"),
+        native("/tmp/staging/test-42-linux")
+    );
     assert_eq!(
         line(&stdout(&out), "log_index"),
-        "/tmp/staging/test-42-linux/logs/generic/index.html"
+        native("/tmp/staging/test-42-linux/logs/generic/index.html")
     );
 }
 

@@ -11,6 +11,25 @@ pub(crate) fn native(path: &str) -> String {
     path.replace('/', std::path::MAIN_SEPARATOR_STR)
 }
 
+/// A new directory below `B:\`, removed when dropped. TheRock's Windows jobs build on a drive
+/// of their own (`B:\build`); scripts/windows/env.sh maps `B:` of the Wine prefix to
+/// target/windows/drive-b (a link `b:` in the prefix's `dosdevices`) for the tests of paths on
+/// another drive than the system's.
+#[cfg(windows)]
+pub(crate) fn dir_on_drive_b(prefix: &str) -> tempfile::TempDir {
+    let drive = Path::new(r"B:\");
+    assert!(
+        drive.is_dir(),
+        "drive B: is not mapped: scripts/windows/env.sh maps it to target/windows/drive-b in the \
+         Wine prefix (run the tests through scripts/test-windows or source that file); on \
+         Windows, map it with `subst B: <dir>`"
+    );
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(drive)
+        .unwrap()
+}
+
 /// Writes `content` at `path`, creating its directory.
 pub(crate) fn write(path: &Path, content: &str) {
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,7 +1,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rock_ci_test_support::{S3Server, assert_fails_with};
+use rock_ci_test_support::{S3Server, assert_fails_with, files_under};
+
+use crate::common::{HOST_PLATFORM, native};
 
 const GROUP: &str = "gfx94X-dcgpu";
 
@@ -80,26 +82,6 @@ fn stage_run(dir: &Path, job_status: &str, env: &[(&str, &str)]) -> Output {
     )
 }
 
-fn files(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        if !d.is_dir() {
-            continue;
-        }
-        for e in fs_err::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().display().to_string());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 // Spec §18.9: the layout in a local staging dir.
 #[test]
 fn uploads_logs_and_manifest_to_the_group_layout() {
@@ -117,7 +99,7 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    let staged = files(&t.path().join("staging/12345-linux"));
+    let staged = files_under(&t.path().join(format!("staging/12345-{HOST_PLATFORM}")));
     let logs = format!("logs/{GROUP}");
     let expected = [
         format!("{logs}/build.log"),
@@ -152,7 +134,7 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
         .collect();
     assert_eq!(names, ["ccache.log", "stats.txt"]);
 
-    let base = "https://therock-ci-artifacts.s3.amazonaws.com/12345-linux";
+    let base = format!("https://therock-ci-artifacts.s3.amazonaws.com/12345-{HOST_PLATFORM}");
     assert_eq!(
         fs_err::read_to_string(&summary).unwrap(),
         format!(
@@ -189,7 +171,7 @@ fn summary_lines_follow_status_and_observability() {
             &[],
             &[
                 "logs/gfx94X-dcgpu/index.html",
-                "12345-linux/index.html",
+                "RUN/index.html",
                 "therock_manifest.json",
             ],
             &["build_observability"],
@@ -199,16 +181,19 @@ fn summary_lines_follow_status_and_observability() {
             "failure",
             &[],
             &["build_observability.html", "therock_manifest.json"],
-            &["12345-linux/index.html", "index-gfx94X-dcgpu.html"],
+            &["RUN/index.html", "index-gfx94X-dcgpu.html"],
         ),
         (
             false,
             "success",
             &[("GITHUB_REPOSITORY", "Fork/TheRock")],
-            &["therock-ci-artifacts-external", "Fork-TheRock/12345-linux"],
+            &["therock-ci-artifacts-external", "Fork-TheRock/RUN"],
             &[],
         ),
     ];
+    // `RUN` in the cases stands for the run's directory.
+    let run_dir = format!("12345-{HOST_PLATFORM}");
+    let run_dir = |s: &str| s.replace("RUN", &run_dir);
     for (observability, status, env, present, absent) in cases {
         let t = tempfile::tempdir().unwrap();
         build_tree(t.path());
@@ -224,19 +209,19 @@ fn summary_lines_follow_status_and_observability() {
             3 + usize::from(*observability && *status == "success"),
             "{summary}"
         );
-        for p in *present {
-            assert!(summary.contains(p), "{p} not in {summary}");
+        for p in present.iter().map(|p| run_dir(p)) {
+            assert!(summary.contains(&p), "{p} not in {summary}");
         }
-        for a in *absent {
-            assert!(!summary.contains(a), "{a} in {summary}");
+        for a in absent.iter().map(|a| run_dir(a)) {
+            assert!(!summary.contains(&a), "{a} in {summary}");
         }
         if env.iter().any(|(k, _)| *k == "GITHUB_REPOSITORY") {
             assert!(
                 lines.iter().all(|l| l
-                    .contains("therock-ci-artifacts-external/Fork-TheRock/12345-linux")
-                    || l.contains(
-                        "therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/12345-linux"
-                    )),
+                    .contains(&run_dir("therock-ci-artifacts-external/Fork-TheRock/RUN"))
+                    || l.contains(&run_dir(
+                        "therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/RUN"
+                    ))),
                 "{summary}"
             );
         }
@@ -250,10 +235,17 @@ fn missing_manifest_still_uploads_logs_and_writes_the_summary() {
     fs_err::remove_file(build.join("base/aux-overlay/build/therock_manifest.json")).unwrap();
     let out = stage_run(t.path(), "failure", &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("therock_manifest.json not found at `build/base/aux-overlay/build/therock_manifest.json`"), "{}", text(&out.stderr));
+    let manifest = native("build/base/aux-overlay/build/therock_manifest.json");
+    assert!(
+        text(&out.stderr).contains(&format!("therock_manifest.json not found at `{manifest}`")),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(
         t.path()
-            .join("staging/12345-linux/logs/gfx94X-dcgpu/build.log")
+            .join(format!(
+                "staging/12345-{HOST_PLATFORM}/logs/gfx94X-dcgpu/build.log"
+            ))
             .is_file()
     );
     assert!(
@@ -287,8 +279,10 @@ fn no_logs_dir_is_fine() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("Skipping upload."));
     assert_eq!(
-        files(&t.path().join("staging")),
-        [format!("1-linux/manifests/{GROUP}/therock_manifest.json")]
+        files_under(&t.path().join("staging")),
+        [format!(
+            "1-{HOST_PLATFORM}/manifests/{GROUP}/therock_manifest.json"
+        )]
     );
 }
 
@@ -318,13 +312,29 @@ fn dry_run_prints_every_upload_and_writes_nothing() {
         .collect();
     // 4 log files + ninja and ccache archives, 2 flattened copies, the manifest.
     assert_eq!(planned.len(), 9, "{stdout}");
-    assert!(
-        planned
-            .iter()
-            .any(|l| l.ends_with("staging/9-linux/manifests/gfx94X-dcgpu/therock_manifest.json")),
-        "{stdout}"
-    );
+    let manifest = native(&format!(
+        "staging/9-{HOST_PLATFORM}/manifests/gfx94X-dcgpu/therock_manifest.json"
+    ));
+    assert!(planned.iter().any(|l| l.ends_with(&manifest)), "{stdout}");
     assert!(!t.path().join("staging").exists());
+    // The paths below the build dir as the reference's pathlib prints them (one kind of
+    // separator on every system).
+    for line in [
+        format!(
+            "[+] Create archive: {}\n",
+            native("build/logs/ninja_logs.tar.gz")
+        ),
+        format!(
+            "[+]  Add: {}\n",
+            native("build/compiler/llvm/build/.ninja_log")
+        ),
+        format!(
+            "[DRY RUN] {} -> ",
+            native("build/base/aux-overlay/build/therock_manifest.json")
+        ),
+    ] {
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
+    }
 }
 
 #[test]
@@ -423,7 +433,9 @@ fn uploads_to_s3_with_content_types() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    let stored = server.root().join("therock-ci-artifacts/777-linux");
+    let stored = server
+        .root()
+        .join(format!("therock-ci-artifacts/777-{HOST_PLATFORM}"));
     assert_eq!(
         fs_err::read_to_string(stored.join(format!("logs/{GROUP}/build.log"))).unwrap(),
         "build log"
@@ -510,14 +522,14 @@ fn abbreviated_flags_and_local_staging_paths() {
     assert!(
         t.path()
             .join(format!(
-                "staging/12345-linux/manifests/{GROUP}/therock_manifest.json"
+                "staging/12345-{HOST_PLATFORM}/manifests/{GROUP}/therock_manifest.json"
             ))
             .is_file()
     );
     let stdout = text(&out.stdout);
-    let logs = Path::new("staging/12345-linux/logs").join(GROUP);
+    let logs = native(&format!("staging/12345-{HOST_PLATFORM}/logs/{GROUP}"));
     assert!(
-        stdout.contains(&format!("log files to {} (", logs.display())),
+        stdout.contains(&format!("log files to {logs} (")),
         "{stdout}"
     );
     assert!(!stdout.contains("s3://"), "{stdout}");
@@ -529,4 +541,84 @@ fn abbreviated_flags_and_local_staging_paths() {
         "ambiguous option: --o could match --output-dir, --overwrite",
         "--o",
     );
+}
+
+/// A build dir on another drive than the working directory's, as TheRock's Windows jobs have
+/// it (`B:\build`), given with `\` and as bash passes it (`B:/build`): the ninja logs and the
+/// ccache logs below the build dir's `logs/ccache` are archived there and go up with the logs
+/// and the manifest.
+#[cfg(windows)]
+#[test]
+fn a_build_dir_on_another_drive() {
+    let drive = crate::common::dir_on_drive_b("post-build-");
+    let build = build_tree(drive.path());
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let aws = server.aws_env();
+    let env: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cwd = tempfile::tempdir().unwrap();
+    let windows = build.to_str().unwrap().to_owned();
+    let bash = windows.replace('\\', "/");
+    assert!(
+        windows.starts_with(r"B:\") && bash.starts_with("B:/"),
+        "{windows}"
+    );
+    for (run_id, flag) in [("81", &windows), ("82", &bash)] {
+        let out = run(
+            &[
+                "--artifact-group",
+                GROUP,
+                "--build-dir",
+                flag,
+                "--run-id",
+                run_id,
+                "--upload",
+            ],
+            &env,
+            cwd.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{flag}: {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let stdout = text(&out.stdout);
+        for line in [
+            format!("[+] Create archive: {windows}\\logs\\ninja_logs.tar.gz"),
+            format!("[+]  Add: {windows}\\compiler\\llvm\\build\\.ninja_log"),
+            "[+] Archived ccache log: stats.txt".to_owned(),
+            "[INFO] Created ccache_logs.tar.zst (0MB from 2 files)".to_owned(),
+            format!(
+                "[INFO] Uploading manifest {windows}\\base\\aux-overlay\\build\\therock_manifest.json"
+            ),
+        ] {
+            assert!(stdout.contains(&line), "{flag}: {line} not in\n{stdout}");
+        }
+        let stored = server
+            .root()
+            .join(format!("therock-ci-artifacts/{run_id}-windows"));
+        let logs = format!("logs/{GROUP}");
+        assert_eq!(
+            files_under(&stored),
+            [
+                format!("{logs}/build.log"),
+                format!("{logs}/ccache_logs.tar.zst"),
+                format!("{logs}/comp-summary.html"),
+                format!("{logs}/comp-summary.md"),
+                format!("{logs}/index.html"),
+                format!("{logs}/ninja_logs.tar.gz"),
+                format!("{logs}/therock-build-prof/comp-summary.html"),
+                format!("{logs}/therock-build-prof/comp-summary.md"),
+                format!("manifests/{GROUP}/therock_manifest.json"),
+            ],
+            "{flag}"
+        );
+        assert_eq!(
+            fs_err::read(stored.join(format!("{logs}/ccache_logs.tar.zst"))).unwrap(),
+            fs_err::read(build.join(r"logs\ccache_logs.tar.zst")).unwrap()
+        );
+    }
+    // Nothing was written in the working directory.
+    assert!(files_under(cwd.path()).is_empty());
 }

@@ -5,7 +5,7 @@ use rock_ci_test_support::{
     Fault, FaultPlan, FaultProxy, Rule, S3Server, assert_fails_with, files_under,
 };
 
-use crate::common::{assert_ok, borrowed, run_tool, text, write};
+use crate::common::{HOST_PLATFORM, assert_ok, borrowed, native, run_tool, text, write};
 
 fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     run_tool(crate::common::tool("post_stage_upload"), args, env, cwd)
@@ -90,19 +90,26 @@ fn per_arch_stage_logs_go_to_stage_and_family() {
     assert!(build.join("logs/ccache/ccache.log").is_file());
     let stdout = text(&out.stdout);
     for line in [
-        "Creating log archives for stage 'math-libs'",
-        "[+] Archived: compiler/llvm/build/.ninja_log",
-        "[INFO] Created ninja log archive: build/logs/ninja_logs.tar.gz (2 files)",
-        "[+] Archived ccache log: ccache_stats.log",
-        "[INFO] Created ccache_logs.tar.zst (0MB from 2 files)",
-        "[INFO] Uploaded 4 log files to staging/12345-linux/logs/math-libs/gfx1151 (0 unchanged)",
+        "Creating log archives for stage 'math-libs'".to_owned(),
+        format!("[+] Archived: {}", native("compiler/llvm/build/.ninja_log")),
+        format!(
+            "[INFO] Created ninja log archive: {} (2 files)",
+            native("build/logs/ninja_logs.tar.gz")
+        ),
+        "[+] Archived ccache log: ccache_stats.log".to_owned(),
+        "[INFO] Created ccache_logs.tar.zst (0MB from 2 files)".to_owned(),
+        format!(
+            "[INFO] Uploaded 4 log files to {} (0 unchanged)",
+            native("staging/12345-linux/logs/math-libs/gfx1151")
+        ),
     ] {
-        assert!(stdout.contains(line), "{line} not in\n{stdout}");
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
     }
     // The bucket resolution goes to stderr.
     assert!(text(&out.stderr).contains("  bucket: therock-ci-artifacts"));
 
-    // compiler-runtime, no family: no family directory, and the manifest at the run's root.
+    // compiler-runtime, no family: no family directory, and the manifest at the run's root;
+    // the host's platform without the flag.
     let out = run(
         &[
             "--run-id",
@@ -117,7 +124,7 @@ fn per_arch_stage_logs_go_to_stage_and_family() {
         t.path(),
     );
     assert_ok(&out);
-    let staged = files_under(&t.path().join("staging2/12345-linux"));
+    let staged = files_under(&t.path().join(format!("staging2/12345-{HOST_PLATFORM}")));
     assert!(staged.contains(&"logs/compiler-runtime/rocBLAS_build.log".to_owned()));
     assert!(staged.contains(&"manifests/therock_manifest.json".to_owned()));
     assert_eq!(staged.len(), 5, "{staged:?}");
@@ -185,7 +192,10 @@ fn nothing_to_do_and_usage_errors() {
     );
     assert_ok(&out);
     assert!(
-        text(&out.stdout).contains("[INFO] Build directory not found: /nonexistent/path."),
+        text(&out.stdout).contains(&format!(
+            "[INFO] Build directory not found: {}.",
+            native("/nonexistent/path")
+        )),
         "{}",
         text(&out.stdout)
     );
@@ -284,26 +294,23 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
     let out = run(&args, &env, t.path());
     assert_ok(&out);
     let bucket = "therock-ci-artifacts";
-    for (key, content_type) in [
+    // The keys of runs 55 and 56 on the host's platform.
+    let key = |run: u32, rel: &str| format!("{run}-{HOST_PLATFORM}/{rel}");
+    for (rel, content_type) in [
+        ("logs/compiler-runtime/rocBLAS_build.log", "text/plain"),
         (
-            "55-linux/logs/compiler-runtime/rocBLAS_build.log",
-            "text/plain",
-        ),
-        (
-            "55-linux/logs/compiler-runtime/ninja_logs.tar.gz",
+            "logs/compiler-runtime/ninja_logs.tar.gz",
             "application/gzip",
         ),
         (
-            "55-linux/logs/compiler-runtime/ccache_logs.tar.zst",
+            "logs/compiler-runtime/ccache_logs.tar.zst",
             "application/zstd",
         ),
-        (
-            "55-linux/manifests/therock_manifest.json",
-            "application/json",
-        ),
+        ("manifests/therock_manifest.json", "application/json"),
     ] {
+        let key = key(55, rel);
         assert_eq!(
-            server.content_type(bucket, key).as_deref(),
+            server.content_type(bucket, &key).as_deref(),
             Some(content_type),
             "{key}"
         );
@@ -312,7 +319,7 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
         !server
             .root()
             .join(bucket)
-            .join("55-linux/logs/compiler-runtime/ccache")
+            .join(key(55, "logs/compiler-runtime/ccache"))
             .exists()
     );
 
@@ -341,7 +348,7 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
         server
             .root()
             .join(bucket)
-            .join("55-linux/manifests/therock_manifest.json"),
+            .join(key(55, "manifests/therock_manifest.json")),
     )
     .unwrap();
     let out = run(
@@ -352,11 +359,11 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("56-linux/logs/compiler-runtime/rocBLAS_configure.log"),
+        err.contains(&key(56, "logs/compiler-runtime/rocBLAS_configure.log")),
         "{err}"
     );
     assert!(err.contains("Failed to archive the ccache logs"), "{err}");
-    let stored = server.root().join(bucket).join("56-linux");
+    let stored = server.root().join(bucket).join(key(56, ""));
     for rel in [
         "logs/compiler-runtime/late.log",
         "logs/compiler-runtime/rocBLAS_build.log",
@@ -370,4 +377,87 @@ fn s3_uploads_what_it_can_and_names_what_it_could_not() {
             .join("logs/compiler-runtime/rocBLAS_configure.log")
             .exists()
     );
+}
+
+/// A build dir on another drive than the working directory's, as TheRock's Windows jobs have
+/// it (`B:\build`), given with `\` and as bash passes it (`B:/build`): the ninja logs and the
+/// ccache logs below the build dir's `logs/ccache` are archived there and go up with the logs.
+#[cfg(windows)]
+#[test]
+fn a_build_dir_on_another_drive() {
+    let drive = crate::common::dir_on_drive_b("post-stage-");
+    let build = stage_build(drive.path());
+    let server = S3Server::start();
+    let bucket = "therock-ci-artifacts";
+    server.create_bucket(bucket);
+    let aws = crate::common::aws_env(&server);
+    let env = borrowed(&aws);
+    let cwd = tempfile::tempdir().unwrap();
+    let windows = build.to_str().unwrap().to_owned();
+    let bash = windows.replace('\\', "/");
+    assert!(
+        windows.starts_with(r"B:\") && bash.starts_with("B:/"),
+        "{windows}"
+    );
+    for (run_id, flag) in [("71", &windows), ("72", &bash)] {
+        let out = run(
+            &[
+                "--run-id",
+                run_id,
+                "--stage",
+                "math-libs",
+                "--amdgpu-family",
+                "gfx1151",
+                "--build-dir",
+                flag,
+            ],
+            &env,
+            cwd.path(),
+        );
+        assert_ok(&out);
+        let stdout = text(&out.stdout);
+        for line in [
+            format!(
+                "[INFO] Created ninja log archive: {windows}\\logs\\ninja_logs.tar.gz (2 files)"
+            ),
+            r"[+] Archived: compiler\llvm\build\.ninja_log".to_owned(),
+            "[+] Archived ccache log: ccache_stats.log".to_owned(),
+            "[INFO] Created ccache_logs.tar.zst (0MB from 2 files)".to_owned(),
+        ] {
+            assert!(stdout.contains(&line), "{flag}: {line} not in\n{stdout}");
+        }
+        let stored = server
+            .root()
+            .join(bucket)
+            .join(format!("{run_id}-windows/logs/math-libs/gfx1151"));
+        assert_eq!(
+            files_under(&stored),
+            [
+                "ccache_logs.tar.zst",
+                "ninja_logs.tar.gz",
+                "rocBLAS_build.log",
+                "rocBLAS_configure.log",
+            ],
+            "{flag}"
+        );
+        assert_eq!(
+            members(&stored.join("ccache_logs.tar.zst")),
+            ["ccache.log", "ccache_stats.log"]
+        );
+        assert_eq!(
+            members(&stored.join("ninja_logs.tar.gz")),
+            [".ninja_log", "compiler/llvm/build/.ninja_log"]
+        );
+        assert_eq!(
+            server
+                .content_type(
+                    bucket,
+                    &format!("{run_id}-windows/logs/math-libs/gfx1151/ccache_logs.tar.zst")
+                )
+                .as_deref(),
+            Some("application/zstd")
+        );
+    }
+    // Nothing was written in the working directory.
+    assert!(files_under(cwd.path()).is_empty());
 }

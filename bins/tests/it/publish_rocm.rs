@@ -56,13 +56,30 @@ fn stored(server: &S3Server, bucket: &str) -> Vec<String> {
     }
 }
 
-/// Today's UTC date, `YYYYMMDD`.
+/// Today's UTC date, `YYYYMMDD`, counted out year by year and month by month from the
+/// system clock (independently of the tool's own date arithmetic).
 fn today() -> String {
-    let out = Command::new("date")
-        .args(["-u", "+%Y%m%d"])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut days = secs / 86_400;
+    let mut year = 1970;
+    while days >= if leap(year) { 366 } else { 365 } {
+        days -= if leap(year) { 366 } else { 365 };
+        year += 1;
+    }
+    let february = if leap(year) { 29 } else { 28 };
+    let mut month = 1;
+    for length in [31, february, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] {
+        if days < length {
+            break;
+        }
+        days -= length;
+        month += 1;
+    }
+    format!("{year:04}{month:02}{:02}", days + 1)
 }
 
 fn r1_keys(date: &str) -> Vec<String> {

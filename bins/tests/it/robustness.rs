@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule, S3Server, black_hole};
 
+use crate::common::HOST_PLATFORM;
+
 /// A binary, its arguments and its environment.
 type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, String)>);
 
@@ -202,7 +204,9 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
     assert!(started.elapsed() < Duration::from_mins(1));
     assert!(err.contains("logs/g/build.log"), "{err}");
     assert!(err.contains("++ Retry 1/1"), "retries are logged: {err}");
-    let stored = server.root().join("therock-ci-artifacts/6-linux");
+    let stored = server
+        .root()
+        .join(format!("therock-ci-artifacts/6-{HOST_PLATFORM}"));
     for rel in [
         "logs/g/other.log",
         "logs/g/therock-build-prof/comp-summary.md",
@@ -253,7 +257,9 @@ fn upload_retries_are_logged_and_counted() {
     let retries = stderr.lines().filter(|l| l.contains("++ Retry ")).count() as u64;
     assert_eq!(retries, injected, "{stderr}");
     assert!(
-        stderr.contains("++ Retry 1/4 for s3://therock-ci-artifacts/5-linux/"),
+        stderr.contains(&format!(
+            "++ Retry 1/4 for s3://therock-ci-artifacts/5-{HOST_PLATFORM}/"
+        )),
         "{stderr}"
     );
     let totals = stdout

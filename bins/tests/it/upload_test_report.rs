@@ -6,7 +6,7 @@ use std::process::Output;
 
 use rock_ci_test_support::{S3Server, assert_fails_with, files_under};
 
-use crate::common::{assert_ok, aws_env, borrowed, run_tool, text, write};
+use crate::common::{HOST_PLATFORM, assert_ok, aws_env, borrowed, native, run_tool, text, write};
 
 const CI_BUCKET: &str = "therock-ci-artifacts";
 
@@ -19,11 +19,29 @@ fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     )
 }
 
+/// A report whose name needs escaping in the index page, as text and as a link. On Unix its
+/// `<`, `>` and `/` (which makes `b <i>report<` a directory) are the test; Windows allows none
+/// of `<`, `>` in a file name, so there the name holds `&` and `'`, which need escaping too.
+#[cfg(unix)]
+const ODD_REPORT: &str = "b <i>report</i>+1.html";
+#[cfg(not(unix))]
+const ODD_REPORT: &str = "b &report'+1.html";
+/// [`ODD_REPORT`] as the index page links it.
+#[cfg(unix)]
+const ODD_HREF: &str = "b%20%3Ci%3Ereport%3C/i%3E%2B1.html";
+#[cfg(not(unix))]
+const ODD_HREF: &str = "b%20%26report%27%2B1.html";
+/// [`ODD_REPORT`] as the index page shows it.
+#[cfg(unix)]
+const ODD_TEXT: &str = "b &lt;i&gt;report&lt;/i&gt;+1.html";
+#[cfg(not(unix))]
+const ODD_TEXT: &str = "b &amp;report&#x27;+1.html";
+
 /// `reports/` as the manifest-diff job leaves it, plus files that are not reports.
 fn reports(dir: &Path) {
     write(&dir.join("TheRockReport.html"), "<html>diff</html>");
     write(&dir.join("sub/n.html"), "<html>nested</html>");
-    write(&dir.join("b <i>report</i>+1.html"), "<html>odd name</html>");
+    write(&dir.join(ODD_REPORT), "<html>odd name</html>");
     write(&dir.join("big.html.gz"), "not html");
     write(&dir.join("X.HTML"), "upper case");
     write(&dir.join("notes.txt"), "not a report");
@@ -61,16 +79,11 @@ fn uploads_reports_and_index_and_links_it() {
     env.push(("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()));
     let out = run(&manifest_diff("12345"), &env, t.path());
     assert_ok(&out);
-    let prefix = "12345-linux/logs/manifest-diff";
-    let stored = server.root().join(CI_BUCKET).join(prefix);
+    let prefix = format!("12345-{HOST_PLATFORM}/logs/manifest-diff");
+    let stored = server.root().join(CI_BUCKET).join(&prefix);
     assert_eq!(
         files_under(&stored),
-        [
-            "TheRockReport.html",
-            "b <i>report</i>+1.html",
-            "index.html",
-            "sub/n.html"
-        ]
+        ["TheRockReport.html", ODD_REPORT, "index.html", "sub/n.html"]
     );
     for name in files_under(&stored) {
         assert_eq!(
@@ -84,7 +97,9 @@ fn uploads_reports_and_index_and_links_it() {
     assert_eq!(read(&stored.join("sub/n.html")), "<html>nested</html>");
     assert_eq!(
         read(&summary),
-        "[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/12345-linux/logs/manifest-diff/index.html)\n\n"
+        format!(
+            "[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/{prefix}/index.html)\n\n"
+        )
     );
     // The page uploaded is the one written into the report directory.
     let page = read(&stored.join("index.html"));
@@ -94,29 +109,22 @@ fn uploads_reports_and_index_and_links_it() {
         .skip(1)
         .map(|s| &s[..s.find('"').unwrap()])
         .collect();
-    assert_eq!(
-        links,
-        [
-            "TheRockReport.html",
-            "b%20%3Ci%3Ereport%3C/i%3E%2B1.html",
-            "sub/n.html"
-        ]
-    );
-    assert!(
-        page.contains(">b &lt;i&gt;report&lt;/i&gt;+1.html</a>"),
-        "{page}"
-    );
+    assert_eq!(links, ["TheRockReport.html", ODD_HREF, "sub/n.html"]);
+    assert!(page.contains(&format!(">{ODD_TEXT}</a>")), "{page}");
+    assert!(!page.contains(ODD_REPORT), "{page}");
     assert!(!page.contains("<i>"));
     assert!(page.contains("<h1>reports</h1>"));
     let stdout = text(&out.stdout);
     for line in [
-        "Index file to be created: index.html",
-        "Found 3 HTML reports in ",
-        "Uploading HTML reports from ",
-        "Uploaded 4 files (0 unchanged) to s3://therock-ci-artifacts/12345-linux/logs/manifest-diff",
-        "Writing job summary:\n[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/12345-linux/logs/manifest-diff/index.html)",
+        "Index file to be created: index.html".to_owned(),
+        "Found 3 HTML reports in ".to_owned(),
+        "Uploading HTML reports from ".to_owned(),
+        format!("Uploaded 4 files (0 unchanged) to s3://therock-ci-artifacts/{prefix}"),
+        format!(
+            "Writing job summary:\n[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/{prefix}/index.html)"
+        ),
     ] {
-        assert!(stdout.contains(line), "{line} not in\n{stdout}");
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
     }
     assert!(text(&out.stderr).contains("  bucket: therock-ci-artifacts"));
 }
@@ -144,7 +152,7 @@ fn a_rerun_leaves_out_earlier_index_pages() {
             &server
                 .root()
                 .join(CI_BUCKET)
-                .join(format!("{run}-linux/logs/manifest-diff")),
+                .join(format!("{run}-{HOST_PLATFORM}/logs/manifest-diff")),
         )
     };
     assert_eq!(stored("2"), stored("1"));
@@ -188,9 +196,9 @@ fn log_destination_moves_upload_and_link() {
         t.path(),
     );
     assert_ok(&out);
-    let prefix = "ROCm-rocm-libraries/999-linux/logs/gfx950-dcgpu/rccl";
+    let prefix = format!("ROCm-rocm-libraries/999-{HOST_PLATFORM}/logs/gfx950-dcgpu/rccl");
     assert_eq!(
-        files_under(&server.root().join(bucket).join(prefix)),
+        files_under(&server.root().join(bucket).join(&prefix)),
         ["index_rccl_test_report.html", "rccl.html"]
     );
     assert_eq!(
@@ -237,15 +245,11 @@ fn output_dir_stages_the_same_keys() {
         t.path(),
     );
     assert_ok(&out);
-    assert_eq!(
-        files_under(&t.path().join("staging")),
-        [
-            "42-linux/logs/gfx94X-dcgpu/Index.HTML",
-            "42-linux/logs/gfx94X-dcgpu/TheRockReport.html",
-            "42-linux/logs/gfx94X-dcgpu/b <i>report</i>+1.html",
-            "42-linux/logs/gfx94X-dcgpu/sub/n.html",
-        ]
-    );
+    let staged: Vec<String> = ["Index.HTML", "TheRockReport.html", ODD_REPORT, "sub/n.html"]
+        .iter()
+        .map(|name| format!("42-{HOST_PLATFORM}/logs/gfx94X-dcgpu/{name}"))
+        .collect();
+    assert_eq!(files_under(&t.path().join("staging")), staged);
     assert!(!summary.exists());
     let stdout = text(&out.stdout);
     assert!(stdout.contains("Staged the index at "), "{stdout}");
@@ -283,12 +287,21 @@ fn dry_run_uploads_nothing() {
     assert!(files_under(&server.root().join(CI_BUCKET)).is_empty());
     assert!(!summary.exists());
     let stdout = text(&out.stdout);
+    let prefix = format!("12345-{HOST_PLATFORM}/logs/manifest-diff");
     for line in [
-        "/reports/sub/n.html -> s3://therock-ci-artifacts/12345-linux/logs/manifest-diff/sub/n.html (text/html)",
-        "/reports/index.html -> s3://therock-ci-artifacts/12345-linux/logs/manifest-diff/index.html (text/html)",
-        "[DRY RUN] Would write the job summary:\n[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/12345-linux/logs/manifest-diff/index.html)",
+        format!(
+            "{} -> s3://therock-ci-artifacts/{prefix}/sub/n.html (text/html)",
+            native("/reports/sub/n.html")
+        ),
+        format!(
+            "{} -> s3://therock-ci-artifacts/{prefix}/index.html (text/html)",
+            native("/reports/index.html")
+        ),
+        format!(
+            "[DRY RUN] Would write the job summary:\n[Report (S3)](https://therock-ci-artifacts.s3.amazonaws.com/{prefix}/index.html)"
+        ),
     ] {
-        assert!(stdout.contains(line), "{line} not in\n{stdout}");
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
     }
 }
 
@@ -336,14 +349,14 @@ fn bad_input_uploads_nothing() {
     );
     assert!(!t.path().join("nope").exists());
 
-    type Case = (Vec<&'static str>, i32, &'static str);
-    let cases: Vec<Case> = vec![
+    let own = format!(
+        "{}` exists and is not an index page written by this tool",
+        native("own/index.html")
+    );
+    type Case<'a> = (Vec<&'static str>, i32, &'a str);
+    let cases: Vec<Case<'_>> = vec![
         (base("afile"), 1, "--report-path `afile` is not a directory"),
-        (
-            base("own"),
-            1,
-            "own/index.html` exists and is not an index page written by this tool",
-        ),
+        (base("own"), 1, &own),
         (
             [base("reports"), vec!["--index-file-name", "index.txt"]].concat(),
             2,

@@ -9,7 +9,8 @@ use crate::{ArchiveWriter, Compression, Error};
 
 /// Name of the ninja log files collected into the ninja archive.
 pub const NINJA_LOG: &str = ".ninja_log";
-/// The ninja archive, relative to the build directory.
+/// The ninja archive, relative to the build directory (`/`-separated, as are the two below;
+/// joined through [`file_tree::native_path`], so that Windows shows `build\logs\...`).
 pub const NINJA_LOGS_ARCHIVE: &str = "logs/ninja_logs.tar.gz";
 /// The directory of ccache logs, relative to the build directory.
 pub const CCACHE_LOGS_DIR: &str = "logs/ccache";
@@ -55,12 +56,12 @@ pub fn archive_ninja_logs(build_dir: &Path, mtime: u64) -> Result<Option<LogArch
     let members: Vec<(String, PathBuf)> = logs
         .into_iter()
         .map(|rel| {
-            let path = build_dir.join(&rel);
+            let path = build_dir.join(file_tree::native_path(&rel));
             (rel, path)
         })
         .collect();
     write_log_archive(
-        &build_dir.join(NINJA_LOGS_ARCHIVE),
+        &build_dir.join(file_tree::native_path(NINJA_LOGS_ARCHIVE)),
         Compression::Gzip { level: 9 },
         &members,
         mtime,
@@ -77,7 +78,7 @@ pub fn archive_ccache_logs(
     mtime: u64,
     level: i32,
 ) -> Result<Option<LogArchive>, Error> {
-    let dir = build_dir.join(CCACHE_LOGS_DIR);
+    let dir = build_dir.join(file_tree::native_path(CCACHE_LOGS_DIR));
     if !dir.is_dir() {
         return Ok(None);
     }
@@ -91,7 +92,7 @@ pub fn archive_ccache_logs(
     }
     members.sort();
     write_log_archive(
-        &build_dir.join(CCACHE_LOGS_ARCHIVE),
+        &build_dir.join(file_tree::native_path(CCACHE_LOGS_ARCHIVE)),
         Compression::Zstd { level },
         &members,
         mtime,

@@ -194,7 +194,7 @@ async fn upload_manifest(
     plan: &Plan,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
-    let path = plan.build_dir.join(MANIFEST_PATH);
+    let path = plan.build_dir.join(file_tree::native_path(MANIFEST_PATH));
     if !path.is_file() {
         return Err(Error::NoManifest(path));
     }

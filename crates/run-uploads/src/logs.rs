@@ -10,7 +10,8 @@ use storage_location::StorageLocation;
 
 use crate::Error;
 
-/// Where the manifest is, relative to the build dir.
+/// Where the manifest is, relative to the build dir (`/`-separated: joined through
+/// [`file_tree::native_path`]).
 pub const MANIFEST_PATH: &str = "base/aux-overlay/build/therock_manifest.json";
 
 /// The mtime of archive members: `SOURCE_DATE_EPOCH` when it is a number, else 0.
