@@ -237,8 +237,8 @@ fn arrange(dir: &Path, pkg_type: PkgType, out: &mut dyn Write) -> Result<(), Err
     let target = match pkg_type {
         PkgType::Deb => {
             say!(out, "Creating APT repository...")?;
-            fs_err::create_dir_all(dir.join(DEB_BINARY_DIR))?;
-            dir.join(DEB_POOL)
+            fs_err::create_dir_all(dir.join(file_tree::native_path(DEB_BINARY_DIR)))?;
+            dir.join(file_tree::native_path(DEB_POOL))
         }
         PkgType::Rpm => {
             say!(out, "Creating RPM repository...")?;

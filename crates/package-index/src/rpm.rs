@@ -348,7 +348,7 @@ pub fn decompress(name: &str, mut data: &[u8]) -> Result<String, RpmError> {
 /// The packages the `primary` file of the repository in `dir` (the one its
 /// `repodata/repomd.xml` lists) holds. Reads files: call it off the async threads.
 pub fn primary_of_repo(dir: &Path) -> Result<Vec<PrimaryPackage>, Error> {
-    let repomd_path = dir.join("repodata/repomd.xml");
+    let repomd_path = dir.join("repodata").join("repomd.xml");
     let repomd = fs_err::read_to_string(&repomd_path)?;
     let shown = repomd_path.display().to_string();
     let entries = parse_repomd(&repomd).map_err(|e| Error::within(&shown, e))?;

@@ -89,7 +89,9 @@ pub struct BuildOptions {
 
 /// The manifest path of §2.2.
 pub(crate) fn manifest_path(artifact_dir: &Path) -> PathBuf {
-    artifact_dir.join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
+    artifact_dir.join(file_tree::native_path(
+        "base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json",
+    ))
 }
 
 /// Whether the build is kpack-split (§2.2).
@@ -298,7 +300,9 @@ impl<'o> Builder<'o> {
             .filter(|t| *t != "generic")
             .map(str::to_owned)
             .collect();
-        let template = opts.templates_dir.join("rocm/src/rocm_sdk/_dist_info.py");
+        let template = opts
+            .templates_dir
+            .join(file_tree::native_path("rocm/src/rocm_sdk/_dist_info.py"));
         let dist_info_template =
             fs_err::read_to_string(&template).map_err(|e| FileError::read(&template, e))?;
         Ok(Builder {

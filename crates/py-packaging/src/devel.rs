@@ -460,8 +460,10 @@ pub(crate) fn profiler_fixups(platform: &Path) -> Result<(), Error> {
             }
         }
     }
-    let launcher = platform.join("libexec/rocprofiler-compute/rocprof-compute");
-    let bin = platform.join("bin/rocprof-compute");
+    let launcher = platform.join(file_tree::native_path(
+        "libexec/rocprofiler-compute/rocprof-compute",
+    ));
+    let bin = platform.join("bin").join("rocprof-compute");
     if launcher.exists() && fs_err::symlink_metadata(&bin).is_err() {
         make_symlink("../libexec/rocprofiler-compute/rocprof-compute", &bin)?;
     }
