@@ -5,9 +5,18 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::process::Command;
+use std::sync::Mutex;
+
+/// Held by each test from writing its executables to running them: a child forked by one test
+/// holds, until it execs, the write handles another test has open on a file it is about to run,
+/// and running a file open for writing fails with "Text file busy".
+static WRITE_THEN_RUN: Mutex<()> = Mutex::new(());
 
 #[test]
 fn runs_the_rock_ci_beside_it_as_the_tool() {
+    let _serial = WRITE_THEN_RUN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let rock_ci = dir.path().join("rock-ci");
     fs_err::write(
@@ -32,6 +41,9 @@ fn runs_the_rock_ci_beside_it_as_the_tool() {
 
 #[test]
 fn a_missing_rock_ci_is_a_clear_error() {
+    let _serial = WRITE_THEN_RUN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let launcher = dir.path().join("artifact_manager");
     fs_err::copy(env!("CARGO_BIN_EXE_rock-ci-launcher"), &launcher).unwrap();
