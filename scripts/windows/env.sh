@@ -14,11 +14,25 @@ windows_missing=()
 for p in "${windows_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || windows_missing+=("$p")
 done
-if [ "${#windows_missing[@]}" -gt 0 ]; then
-    echo "installing ${windows_missing[*]}"
-    # Recommends would pull in a whole LLVM and the Mesa drivers, none of which is used here.
-    apt-get install -y --no-install-recommends "${windows_missing[@]}" >"$windows_out/apt.log" 2>&1 ||
-        { cat "$windows_out/apt.log"; exit 1; }
+# The workspace needs rustc 1.95 or newer: Debian's security updates carry it (1.96), its point
+# release does not (1.85), and a machine's package lists may predate it, so they are refreshed
+# before installing and an older rustc-web is upgraded.
+windows_rustc_ok() {
+    local v
+    v=$(/usr/bin/rustc --version 2>/dev/null | awk '{ print $2 }') || return 1
+    [ -n "$v" ] && printf '%s\n1.95.0\n' "$v" | sort -V -C -r
+}
+if [ "${#windows_missing[@]}" -gt 0 ] || ! windows_rustc_ok; then
+    echo "installing ${windows_packages[*]} (rustc 1.95 or newer)"
+    {
+        apt-get update &&
+            # Recommends would pull in a whole LLVM and the Mesa drivers, none of them used here.
+            apt-get install -y --no-install-recommends "${windows_packages[@]}"
+    } >"$windows_out/apt.log" 2>&1 || { cat "$windows_out/apt.log"; exit 1; }
+    windows_rustc_ok || {
+        echo "error: /usr/bin/rustc is $(/usr/bin/rustc --version 2>&1), the workspace needs 1.95 or newer" >&2
+        exit 1
+    }
 fi
 
 wine=/usr/lib/wine/wine64
