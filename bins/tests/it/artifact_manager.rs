@@ -7,8 +7,10 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[cfg(unix)]
+use rock_ci_test_support::tree_snapshot;
 use rock_ci_test_support::{
-    Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, black_hole, sha256_hex, tree_snapshot,
+    Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, black_hole, sha256_hex,
 };
 
 use crate::store::Store;
@@ -204,6 +206,7 @@ impl Pipeline {
     }
 
     /// `tar -x` of the stored archive `key` into `dest`.
+    #[cfg(unix)]
     fn untar(&self, bucket: &str, prefix: &str, key: &str, dest: &Path) {
         fs_err::create_dir_all(dest).unwrap();
         let archive = self.path(&format!("downloaded/{key}"));

@@ -737,6 +737,7 @@ fn per_artifact_lines_arrive_as_each_finishes() {
 
 /// Every progress bar drawn in `screen` (what a terminal was sent), as `(label, done, total)`
 /// in drawing order: `Total` or the archive's name, and the bytes shown.
+#[cfg(unix)]
 fn drawn_bars(screen: &str) -> Vec<(String, f64, f64)> {
     let plain = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]")
         .unwrap()
@@ -864,6 +865,7 @@ fn terminal_bars_move_with_the_bytes() {
 
 /// The overall bar's rate and time left: blank until bytes flow (not `0 B/s ETA 0s`), then
 /// near the link's 600 KB/s once the slow transfer is well under way.
+#[cfg(unix)]
 fn rates_read_right(screen: &str) {
     let totals = total_rates(screen);
     assert!(
@@ -888,6 +890,7 @@ fn rates_read_right(screen: &str) {
 
 /// One drawing of the overall bar: bytes done and total, the rate shown (`None` for `-`) and
 /// the time left as shown.
+#[cfg(unix)]
 #[derive(Debug)]
 struct TotalLine {
     done: f64,
@@ -896,6 +899,7 @@ struct TotalLine {
     left: String,
 }
 
+#[cfg(unix)]
 fn total_rates(screen: &str) -> Vec<TotalLine> {
     let plain = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]")
         .unwrap()

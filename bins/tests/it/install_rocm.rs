@@ -2,6 +2,7 @@
 //! latest-nightly tarballs from a bucket; `--input-dir`; and the old tree surviving every
 //! failure and a kill.
 
+#[cfg(unix)]
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

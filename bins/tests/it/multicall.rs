@@ -195,6 +195,7 @@ fn unknown_tool_and_no_tool_are_usage_errors() {
 }
 
 /// The wheel's launcher of `name`.
+#[cfg(unix)]
 fn launcher(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("wheel-data/scripts")

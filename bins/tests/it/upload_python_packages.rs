@@ -3,8 +3,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+#[cfg(unix)]
+use rock_ci_test_support::HttpServer;
 use rock_ci_test_support::{
-    Fault, FaultPlan, FaultProxy, HttpServer, Rule, S3Server, assert_fails_with, files_under,
+    Fault, FaultPlan, FaultProxy, Rule, S3Server, assert_fails_with, files_under,
 };
 
 use crate::common::{

@@ -391,7 +391,7 @@ async fn serve(mut down: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let fault = shared.plan.lock().expect("plan lock").decide(&head);
-    let ranged = head
+    let mut ranged = head
         .header("range")
         .map(|_| RangedInFlight::enter(&shared.counters));
     let count = |fault: Option<Fault>| match fault {
@@ -433,7 +433,13 @@ async fn serve(mut down: TcpStream, shared: Arc<Shared>) {
                 let (mut down_rd, mut down_wr) = down.split();
                 let (mut up_rd, mut up_wr) = up.split();
                 let request = forward_request(&head_bytes, body_start, &mut down_rd, &mut up_wr);
-                let response = forward_response(&head, fault, &mut up_rd, &mut down_wr, &count);
+                let response = forward_response(
+                    &head,
+                    fault,
+                    (&mut up_rd, &mut down_wr),
+                    &count,
+                    &mut ranged,
+                );
                 tokio::select! {
                     ending = response => ending,
                     () = request => unreachable!("the request pump never ends"),
@@ -497,9 +503,12 @@ async fn forward_request(
 async fn forward_response(
     request: &RequestHead,
     fault: Option<Fault>,
-    up: &mut (impl AsyncRead + Unpin),
-    down: &mut (impl AsyncWrite + Unpin),
+    (up, down): (
+        &mut (impl AsyncRead + Unpin),
+        &mut (impl AsyncWrite + Unpin),
+    ),
     count: &impl Fn(Option<Fault>) -> u64,
+    ranged: &mut Option<RangedInFlight<'_>>,
 ) -> Ending {
     let mut pending = Vec::new();
     let (head, mut rest, status) = loop {
@@ -575,7 +584,7 @@ async fn forward_response(
     if let Some(limit) = plan.limit {
         rest.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     }
-    match copy_body(rest, up, down, &plan).await {
+    match copy_body(rest, up, down, &plan, ranged).await {
         Ok(()) if fault == Some(Fault::ResetMidBody) => {
             let _ = down.flush().await;
             Ending::Reset
@@ -603,6 +612,7 @@ async fn copy_body(
     src: &mut (impl AsyncRead + Unpin),
     dst: &mut (impl AsyncWrite + Unpin),
     plan: &BodyPlan,
+    ranged: &mut Option<RangedInFlight<'_>>,
 ) -> std::io::Result<()> {
     let started = tokio::time::Instant::now();
     let mut sent = 0u64;
@@ -641,6 +651,11 @@ async fn copy_body(
             #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^53")]
             let due = (sent + piece as u64) as f64 / rate as f64;
             tokio::time::sleep_until(started + Duration::from_secs_f64(due)).await;
+        }
+        if plan.limit == Some(sent + piece as u64) {
+            // Out of the count before the client can have the whole body: once it has, it may
+            // start its next range while this task has not yet run on.
+            ranged.take();
         }
         dst.write_all(&chunk[..piece]).await?;
         sent += piece as u64;

@@ -146,7 +146,19 @@ fn manifest_flag_and_its_absence() {
         format!(
             "therock_manifest.json not found at {}. Is base_lib_generic present in /ART?",
             Path::new("/ART")
-                .join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
+                .join(
+                    [
+                        "base_lib_generic",
+                        "base",
+                        "aux-overlay",
+                        "stage",
+                        "share",
+                        "therock",
+                        "therock_manifest.json"
+                    ]
+                    .iter()
+                    .collect::<std::path::PathBuf>()
+                )
                 .display()
         )
     );
