@@ -29,6 +29,10 @@ fn main() -> ExitCode {
         .and_then(|a| invoked_name(Path::new(a)))
         .unwrap_or_default();
     if let Some(main) = tool(invoked) {
+        // Named in usage lines as called, without the `.exe` a Windows argv[0] has.
+        let mut own = vec![OsString::from(invoked)];
+        own.extend(args.iter().skip(1).cloned());
+        rock_ci::set_invocation(own);
         return main();
     }
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());

@@ -13,6 +13,7 @@ use rock_ci_test_support::{
     Fault, FaultPlan, FaultProxy, HttpServer, Reply, Rule, black_hole, sha256_hex,
 };
 
+use crate::common::HOST_PLATFORM;
 use crate::store::Store;
 
 const TOPOLOGY: &str = r#"
@@ -702,7 +703,10 @@ fn bad_input_fails_clearly() {
     assert_exit(
         &push("no-such-build", env),
         1,
-        "ERROR: Artifacts directory not found: no-such-build/artifacts",
+        &format!(
+            "ERROR: Artifacts directory not found: {}",
+            crate::common::native("no-such-build/artifacts")
+        ),
     );
     // A pre-compressed archive whose sidecar disagrees is not uploaded.
     let b = p.path("b");
@@ -790,7 +794,7 @@ fn bad_input_fails_clearly() {
         ],
         env,
     );
-    assert_exit(&out, 1, "a-file/out");
+    assert_exit(&out, 1, &crate::common::native("a-file/out"));
 }
 
 /// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
@@ -834,7 +838,7 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
         if out.join("base/stage/lib/small.so").exists() {
             std::thread::sleep(std::time::Duration::from_millis(200));
             child.kill().unwrap();
-            break child.wait().unwrap().code().is_none();
+            break crate::common::killed(child.wait().unwrap());
         }
         if child.try_wait().unwrap().is_some() || started.elapsed().as_secs() > 60 {
             break false;
@@ -1012,15 +1016,14 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
             "foundation",
             "--build-dir",
             b1.to_str().unwrap(),
-            "--platform",
-            "linux",
             "--run-id",
             "33",
         ],
         env,
     );
     let bucket = "therock-ci-artifacts";
-    let key = "33-linux/core_lib_generic.tar.zst";
+    let run = format!("33-{HOST_PLATFORM}");
+    let key = &format!("{run}/core_lib_generic.tar.zst");
     p.server.delete(bucket, &format!("{key}.sha256sum"));
     let modes: [&[&str]; 4] = [&[], &["--flatten"], &["--bootstrap"], &["--no-extract"]];
     let fetch = |n: usize, mode: &[&str], extra: &[&str]| {
@@ -1077,7 +1080,8 @@ fn an_archive_without_its_sidecar_is_verified_from_its_metadata_or_refused() {
     assert!(p.path(".out0.rock-ci-fetch").is_dir());
     // Another body under the recorded digest fails verification.
     let original = p.server.read(bucket, key);
-    let other = p.server.read(bucket, "33-linux/base_lib_generic.tar.zst");
+    let base = format!("{run}/base_lib_generic.tar.zst");
+    let other = p.server.read(bucket, &base);
     p.server
         .put_raw(bucket, key, other.clone(), Some(&sha256_hex(&original)));
     for (n, mode) in modes.iter().enumerate() {

@@ -30,6 +30,16 @@ pub(crate) fn dir_on_drive_b(prefix: &str) -> tempfile::TempDir {
         .unwrap()
 }
 
+/// Whether `status` is that of a process ended by `Child::kill`: by a signal on Unix, where
+/// that leaves no exit code; on Windows `TerminateProcess` leaves exit code 1.
+pub(crate) fn killed(status: std::process::ExitStatus) -> bool {
+    if cfg!(windows) {
+        status.code() == Some(1)
+    } else {
+        status.code().is_none()
+    }
+}
+
 /// Writes `content` at `path`, creating its directory.
 pub(crate) fn write(path: &Path, content: &str) {
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();

@@ -330,7 +330,8 @@ fn flatten_conflict_is_an_error_naming_both() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("`lib/libblas.so` is in both"), "{stderr}");
+    let clash = format!("`{}` is in both", crate::common::native("lib/libblas.so"));
+    assert!(stderr.contains(&clash), "{stderr}");
     assert!(
         stderr.contains("blas_lib_gfx94X-dcgpu.tar.zst")
             && stderr.contains("other_lib_generic.tar.zst"),
@@ -534,7 +535,7 @@ fn interrupted_fetch_then_rerun() {
     };
     let status = child.wait().unwrap();
     assert!(
-        partial_seen && status.code().is_none(),
+        partial_seen && crate::common::killed(status),
         "the fetch finished before it could be interrupted"
     );
     assert!(!f.out().join("big_lib_generic").exists());

@@ -13,8 +13,17 @@ use rock_ci_test_support::{
     assert_fails_with, sha256_hex, tree_snapshot, write_artifact,
 };
 
+use crate::common::HOST_PLATFORM;
+
 const ZSTD: Compression = Compression::Zstd { level: 3 };
-const ASSET: &str = "therock-dist-linux-gfx94X-dcgpu-7.15.0a20260722.tar.gz";
+/// The nightly tarball of the tests, of the host's platform (the tool's default).
+const ASSET: &str = if cfg!(windows) {
+    "therock-dist-windows-gfx94X-dcgpu-7.15.0a20260722.tar.gz"
+} else {
+    "therock-dist-linux-gfx94X-dcgpu-7.15.0a20260722.tar.gz"
+};
+/// The platform that is not the host's.
+const OTHER_PLATFORM: &str = if cfg!(windows) { "linux" } else { "windows" };
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -59,7 +68,9 @@ struct RunFixture {
 fn run_fixture(bad_sidecar: bool) -> RunFixture {
     let server = S3Server::start();
     server.create_bucket("therock-ci-artifacts");
-    let dir = server.root().join("therock-ci-artifacts/555-linux");
+    let dir = server
+        .root()
+        .join(format!("therock-ci-artifacts/555-{HOST_PLATFORM}"));
     type Artifact<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
     let artifacts: &[Artifact<'_>] = &[
         (
@@ -163,7 +174,10 @@ impl RunFixture {
 #[test]
 fn variant_groups_fetch_their_per_target_shards() {
     let f = run_fixture(false);
-    let run = f.server.root().join("therock-ci-artifacts/555-linux");
+    let run = f
+        .server
+        .root()
+        .join(format!("therock-ci-artifacts/555-{HOST_PLATFORM}"));
     let variant = "blas_lib_gfx94X-dcgpu-asan.tar.zst";
     fs_err::copy(run.join("blas_lib_gfx94X-dcgpu.tar.zst"), run.join(variant)).unwrap();
     // The copy has no sidecar and no recorded SHA-256: refused, named, nothing installed.
@@ -279,13 +293,16 @@ fn dry_run_lists_and_touches_nothing() {
     assert!(stdout.contains("blas_lib_gfx942.tar.zst"), "{stdout}");
     assert!(!f.work.path().join("rocm").exists());
     // The output directory as Python's pathlib shows it: the default `./therock-build` is
-    // `therock-build`, `./a//b/` is `a/b`.
+    // `therock-build`, `./a//b/` is `a/b` (`a\b` on Windows).
     for (given, shown) in [(None, "therock-build"), (Some("./a//b/"), "a/b")] {
         let mut args = vec!["--dry-run"];
         args.extend(given.iter().flat_map(|g| ["--output-dir", g]));
         let stdout = ok(&f.install(&args));
         assert!(
-            stdout.contains(&format!(" --output-dir {shown} --flatten ")),
+            stdout.contains(&format!(
+                " --output-dir {} --flatten ",
+                crate::common::native(shown)
+            )),
             "{stdout}"
         );
     }
@@ -340,10 +357,10 @@ fn release_fixture() -> ReleaseFixture {
     fs_err::create_dir_all(&dir).unwrap();
     fs_err::write(dir.join(ASSET), tarball(1000)).unwrap();
     for other in [
-        "therock-dist-linux-gfx94X-dcgpu-tests-7.15.0a20260723.tar.gz",
-        "therock-dist-linux-gfx94X-dcgpu-7.15.0a20260612.tar.gz",
-        "therock-dist-linux-gfx110X-all-7.15.0a20260723.tar.gz",
-        "therock-dist-windows-gfx94X-dcgpu-7.15.0a20260801.tar.gz",
+        format!("therock-dist-{HOST_PLATFORM}-gfx94X-dcgpu-tests-7.15.0a20260723.tar.gz"),
+        format!("therock-dist-{HOST_PLATFORM}-gfx94X-dcgpu-7.15.0a20260612.tar.gz"),
+        format!("therock-dist-{HOST_PLATFORM}-gfx110X-all-7.15.0a20260723.tar.gz"),
+        format!("therock-dist-{OTHER_PLATFORM}-gfx94X-dcgpu-7.15.0a20260801.tar.gz"),
     ] {
         fs_err::write(dir.join(other), tarball(10)).unwrap();
     }
@@ -410,10 +427,19 @@ fn release_mode_streams_verifies_and_unpacks() {
             "share/bulk.bin"
         ]
     );
-    assert_eq!(
-        fs_err::read_link(out.join("lib/libamdhip64.so")).unwrap(),
-        Path::new("libamdhip64.so.7")
-    );
+    let link = out.join("lib/libamdhip64.so");
+    if cfg!(windows) && !fs_err::symlink_metadata(&link).unwrap().is_symlink() {
+        // Where Windows refuses to make the link, its target is copied in its place.
+        assert_eq!(
+            fs_err::read(&link).unwrap(),
+            fs_err::read(out.join("lib/libamdhip64.so.7")).unwrap()
+        );
+    } else {
+        assert_eq!(
+            fs_err::read_link(&link).unwrap(),
+            Path::new("libamdhip64.so.7")
+        );
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -524,7 +550,7 @@ fn release_dry_run_names_the_object() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("[DRY RUN] Would download: s3://therock-dev-tarball/v4/tarball/therock-dist-linux-gfx94X-dcgpu-7.15.0.dev0+deadbeef.tar.gz (asset therock-dist-linux-gfx94X-dcgpu-7.15.0.dev0+deadbeef.tar.gz, version 7.15.0.dev0+deadbeef)"),
+        stdout.contains(&format!("[DRY RUN] Would download: s3://therock-dev-tarball/v4/tarball/therock-dist-{HOST_PLATFORM}-gfx94X-dcgpu-7.15.0.dev0+deadbeef.tar.gz (asset therock-dist-{HOST_PLATFORM}-gfx94X-dcgpu-7.15.0.dev0+deadbeef.tar.gz, version 7.15.0.dev0+deadbeef)")),
         "{stdout}"
     );
 }
@@ -668,7 +694,10 @@ fn installed_trees_are_what_tar_x_unpacks() {
     assert!(out.join("opt/rocm").join(BACKSLASH_FILE).is_file());
 
     let f = run_fixture(false);
-    let run = f.server.root().join("therock-ci-artifacts/555-linux");
+    let run = f
+        .server
+        .root()
+        .join(format!("therock-ci-artifacts/555-{HOST_PLATFORM}"));
     let src = f.work.path().join("src");
     write_sample_tree(&src, "base/stage", "run");
     let archive = run.join("base_lib_generic.tar.zst");

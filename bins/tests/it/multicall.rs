@@ -1,6 +1,7 @@
 //! The `rock-ci` binary: each tool by subcommand and by the name it runs as (a link made by
 //! `rock-ci --link-tools`, or the wheel's launcher), with the same answers either way.
 
+use std::env::consts::EXE_SUFFIX;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -74,11 +75,21 @@ fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
         String::from_utf8_lossy(&out.stderr)
     );
     for name in TOOLS {
-        let link = dir.path().join(name);
-        assert_eq!(
-            fs_err::read_link(&link).unwrap(),
-            Path::new(ROCK_CI).canonicalize().unwrap()
-        );
+        let link = dir.path().join(format!("{name}{EXE_SUFFIX}"));
+        if cfg!(windows) {
+            // A hard link to rock-ci.exe, or a copy where the file system has none.
+            assert_eq!(
+                fs_err::read(&link).unwrap(),
+                fs_err::read(ROCK_CI).unwrap(),
+                "{}",
+                link.display()
+            );
+        } else {
+            assert_eq!(
+                fs_err::read_link(&link).unwrap(),
+                Path::new(ROCK_CI).canonicalize().unwrap()
+            );
+        }
         for args in [&["--help"][..], &["--version"], &["--no-such-flag"]] {
             let by_name = run(&link, args);
             let shown_by_name = shown(&by_name, &link, name);
@@ -124,7 +135,7 @@ fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
 #[test]
 fn link_tools_replaces_what_had_a_tool_name_and_leaves_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let stale = dir.path().join("fetch_artifacts");
+    let stale = dir.path().join(format!("fetch_artifacts{EXE_SUFFIX}"));
     fs_err::write(&stale, "an older per-tool binary").unwrap();
     let other = dir.path().join("s5cmd");
     fs_err::write(&other, "not ours").unwrap();
@@ -137,14 +148,21 @@ fn link_tools_replaces_what_had_a_tool_name_and_leaves_the_rest() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stale.symlink_metadata().unwrap().file_type().is_symlink());
+    if cfg!(windows) {
+        assert_eq!(
+            fs_err::read(&stale).unwrap(),
+            fs_err::read(ROCK_CI).unwrap()
+        );
+    } else {
+        assert!(stale.symlink_metadata().unwrap().file_type().is_symlink());
+    }
     assert_eq!(fs_err::read_to_string(&other).unwrap(), "not ours");
     let mut names: Vec<String> = fs_err::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    let mut want: Vec<String> = TOOLS.iter().map(|&n| n.to_owned()).collect();
+    let mut want: Vec<String> = TOOLS.iter().map(|n| format!("{n}{EXE_SUFFIX}")).collect();
     want.push("s5cmd".to_owned());
     want.sort();
     assert_eq!(names, want, "no temporary names are left behind");

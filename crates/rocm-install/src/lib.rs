@@ -249,7 +249,7 @@ fn validate(request: &Request) -> Result<PathBuf, Error> {
 
 /// `path` made absolute and, where it exists, with its symlinks resolved.
 fn absolute(path: &Path) -> Result<PathBuf, Error> {
-    if let Ok(real) = fs_err::canonicalize(path) {
+    if let Ok(real) = file_tree::resolved(path) {
         return Ok(real);
     }
     std::path::absolute(path).map_err(|source| Error::Absolute {
