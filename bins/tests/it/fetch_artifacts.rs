@@ -165,6 +165,58 @@ fn an_archive_that_cannot_be_verified_fails_unless_allowed() {
     );
 }
 
+/// `--delete-after-extract`, as TheRock's Windows jobs pass it (where the reference once
+/// deleted an archive it still held open): with one unpacking slot and six transfers, the
+/// archives that find no slot wait in the spool and are deleted once unpacked; every tree
+/// lands whole and nothing else is left beside it, on Windows as on Linux.
+#[test]
+fn delete_after_extract_leaves_the_trees_and_nothing_else() {
+    let f = fixture();
+    let out = f.run(&[
+        "--artifact-group",
+        "gfx94X-dcgpu",
+        "--amdgpu-targets",
+        "gfx942",
+        "--allow-unverified",
+        "--delete-after-extract",
+        "--extract-concurrency",
+        "1",
+        "--download-concurrency",
+        "6",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        names(&f.out()),
+        [
+            "amd-llvm_lib_generic",
+            "blas_lib_gfx94X-dcgpu",
+            "blas_test_gfx94X-dcgpu",
+            "fft_lib_gfx942"
+        ]
+    );
+    for (file, content) in [
+        (
+            "amd-llvm_lib_generic/compiler/amd-llvm/stage/lib/libLLVM.so",
+            "llvm",
+        ),
+        (
+            "blas_lib_gfx94X-dcgpu/math-libs/BLAS/stage/lib/libblas.so",
+            "blas",
+        ),
+        (
+            "blas_test_gfx94X-dcgpu/math-libs/BLAS/stage/bin/blas-test",
+            "test",
+        ),
+        ("fft_lib_gfx942/math-libs/FFT/stage/lib/libfft.so", "fft"),
+    ] {
+        assert_eq!(fs_err::read_to_string(f.out().join(file)).unwrap(), content);
+    }
+    assert_eq!(
+        names(&f.work.path().join("build")),
+        [".artifacts.rock-ci-fetch", "artifacts"]
+    );
+}
+
 #[test]
 fn selects_by_group_and_targets_and_extracts() {
     let f = fixture();
