@@ -36,6 +36,8 @@ mod write;
 // after the edit: about Linux itself, so not built for other systems.
 #[cfg(all(test, unix))]
 mod layout_tests;
+#[cfg(test)]
+mod portable_tests;
 #[cfg(all(test, unix))]
 mod tests;
 
