@@ -12,6 +12,7 @@ mod common;
 // itself.
 #[cfg(unix)]
 mod elf_patch;
+mod elf_patch_files;
 mod fetch_artifacts;
 mod find_artifacts;
 mod install_rocm;
