@@ -1,52 +1,84 @@
 //! The launcher run under a tool's name beside a stand-in `rock-ci` that reports what it was
 //! given: the tool name first, then every argument as given, and its exit code passed back.
+//! The stand-in is this test program itself, copied as `rock-ci` (`rock-ci.exe` on Windows):
+//! started under that name it prints its arguments and exits with 7, so the tests run as they
+//! are on every system, with no shell script (Windows, where the launcher ships, has none).
 
-#![cfg(unix)]
+#![expect(
+    clippy::print_stdout,
+    reason = "the stand-in prints what it was given; the runner prints its results"
+)]
 
-use std::os::unix::fs::PermissionsExt as _;
-use std::process::Command;
-use std::sync::Mutex;
+use std::path::Path;
+use std::process::{Command, ExitCode};
 
-/// Held by each test from writing its executables to running them: a child forked by one test
-/// holds, until it execs, the write handles another test has open on a file it is about to run,
-/// and running a file open for writing fails with "Text file busy".
-static WRITE_THEN_RUN: Mutex<()> = Mutex::new(());
+const EXE: &str = std::env::consts::EXE_SUFFIX;
 
-#[test]
+fn main() -> ExitCode {
+    let me = std::env::current_exe().unwrap();
+    if me.file_stem().is_some_and(|s| s == "rock-ci") {
+        for arg in std::env::args().skip(1) {
+            print!("[{arg}]");
+        }
+        println!();
+        return ExitCode::from(7);
+    }
+    let tests: [(&str, fn()); 2] = [
+        (
+            "runs_the_rock_ci_beside_it_as_the_tool",
+            runs_the_rock_ci_beside_it_as_the_tool,
+        ),
+        (
+            "a_missing_rock_ci_is_a_clear_error",
+            a_missing_rock_ci_is_a_clear_error,
+        ),
+    ];
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut ran = 0;
+    for (name, test) in tests {
+        if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+            test();
+            println!("test {name} ... ok");
+            ran += 1;
+        }
+    }
+    println!("\ntest result: ok. {ran} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n");
+    ExitCode::SUCCESS
+}
+
+/// Copies the launcher into `dir` as `tool`.
+fn launcher_as(dir: &Path, tool: &str) -> std::path::PathBuf {
+    let launcher = dir.join(format!("{tool}{EXE}"));
+    fs_err::copy(env!("CARGO_BIN_EXE_rock-ci-launcher"), &launcher).unwrap();
+    launcher
+}
+
 fn runs_the_rock_ci_beside_it_as_the_tool() {
-    let _serial = WRITE_THEN_RUN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
-    let rock_ci = dir.path().join("rock-ci");
-    fs_err::write(
-        &rock_ci,
-        "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\necho\nexit 7\n",
+    fs_err::copy(
+        std::env::current_exe().unwrap(),
+        dir.path().join(format!("rock-ci{EXE}")),
     )
     .unwrap();
-    fs_err::set_permissions(&rock_ci, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let launcher = dir.path().join("fetch_artifacts");
-    fs_err::copy(env!("CARGO_BIN_EXE_rock-ci-launcher"), &launcher).unwrap();
+    let launcher = launcher_as(dir.path(), "fetch_artifacts");
     let out = Command::new(&launcher)
-        .args(["--run-id", "12 34", ""])
+        .args(["--run-id", "12 34", "", "a\"b", "c\\"])
         .env_clear()
         .output()
         .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "[fetch_artifacts][--run-id][12 34][]\n"
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "[fetch_artifacts][--run-id][12 34][][a\"b][c\\]"
     );
     assert_eq!(out.status.code(), Some(7));
 }
 
-#[test]
 fn a_missing_rock_ci_is_a_clear_error() {
-    let _serial = WRITE_THEN_RUN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
-    let launcher = dir.path().join("artifact_manager");
-    fs_err::copy(env!("CARGO_BIN_EXE_rock-ci-launcher"), &launcher).unwrap();
+    let launcher = launcher_as(dir.path(), "artifact_manager");
     let out = Command::new(&launcher)
         .arg("--help")
         .env_clear()
@@ -56,7 +88,8 @@ fn a_missing_rock_ci_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(127));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("cannot run rock-ci for artifact_manager"),
+        stderr.contains("cannot run rock-ci for artifact_manager")
+            || stderr.contains(&format!("cannot run rock-ci{EXE} for artifact_manager")),
         "{stderr}"
     );
 }

@@ -391,6 +391,49 @@ fn flatten_conflict_is_an_error_naming_both() {
     );
 }
 
+/// An archive made on Linux holding names Windows cannot hold (`:`, a reserved device name, a
+/// trailing dot): on Windows the fetch fails naming the member and the archive, and that
+/// artifact leaves nothing behind while the others land; elsewhere the names are extracted.
+#[test]
+fn names_windows_cannot_hold_fail_there_naming_the_member() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    put_artifact(
+        &run_dir,
+        "odd_lib_generic.tar.zst",
+        ZSTD,
+        "odd/stage",
+        &[
+            ("share/a:b", "colon"),
+            ("share/CON", "device"),
+            ("share/x.", "dot"),
+        ],
+        true,
+    );
+    let out = f.run(&["--artifact-group", "gfx94X-dcgpu", "odd_lib|amd-llvm"]);
+    let stderr = text(&out.stderr);
+    let llvm = f
+        .out()
+        .join("amd-llvm_lib_generic/compiler/amd-llvm/stage/lib/libLLVM.so");
+    assert_eq!(fs_err::read_to_string(&llvm).unwrap(), "llvm", "{stderr}");
+    let odd = f.out().join("odd_lib_generic");
+    if cfg!(windows) {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("Refusing member `odd/stage/share/")
+                && stderr.contains("of `odd_lib_generic.tar.zst`"),
+            "{stderr}"
+        );
+        assert!(!odd.exists(), "nothing of the refused artifact is left");
+    } else {
+        assert!(out.status.success(), "{stderr}");
+        for (name, content) in [("a:b", "colon"), ("CON", "device"), ("x.", "dot")] {
+            let path = odd.join("odd/stage/share").join(name);
+            assert_eq!(fs_err::read_to_string(path).unwrap(), content);
+        }
+    }
+}
+
 #[test]
 fn dry_run_lists_and_fetches_nothing() {
     let f = fixture();

@@ -23,6 +23,7 @@ mod product_bucket_info;
 mod publish_release;
 mod publish_rocm;
 mod publish_store;
+mod python_packages_host;
 mod robustness;
 mod store;
 mod tls;

@@ -457,11 +457,14 @@ impl Extractor<'_> {
         let created = self.handles.create(&path, mode);
         #[cfg(not(unix))]
         let created = None;
-        let mut file = match created {
+        let file = match created {
             Some(file) => fs_err::File::from_parts(file, &path),
             None => replace(&path, |p| options.open(p))?,
         };
         let mut n = 0u64;
+        // Where the bytes written so far end: short of `n` when the file ends in a hole.
+        #[cfg(unix)]
+        let mut written_end = 0u64;
         loop {
             let got = entry
                 .read(&mut self.buffer)
@@ -469,9 +472,22 @@ impl Extractor<'_> {
             if got == 0 {
                 break;
             }
-            std::io::Write::write_all(&mut file, &self.buffer[..got])
+            #[cfg(unix)]
+            {
+                let end = unix::write_at_leaving_holes(file.file(), &self.buffer[..got], n)
+                    .map_err(|e| FileError::write(&path, e))?;
+                written_end = written_end.max(end);
+            }
+            #[cfg(not(unix))]
+            std::io::Write::write_all(&mut file.file(), &self.buffer[..got])
                 .map_err(|e| FileError::write(&path, e))?;
             n += got as u64;
+        }
+        #[cfg(unix)]
+        if written_end < n {
+            file.file()
+                .set_len(n)
+                .map_err(|e| FileError::write(&path, e))?;
         }
         #[cfg(unix)]
         if unix::narrowed_by_umask(mode) {
@@ -787,6 +803,54 @@ mod unix {
             .ok()?;
             Some(std::fs::File::from(file))
         }
+    }
+
+    /// Zero runs at least this long, on block boundaries of the file, are not written: the file
+    /// gets a hole there, which reads as zeros and costs no page-cache writes.
+    const HOLE_MIN: usize = 64 << 10;
+    /// The block size holes are aligned to.
+    const BLOCK: usize = 4096;
+    static ZERO_BLOCK: [u8; BLOCK] = [0; BLOCK];
+
+    /// Writes `data` at `offset` of `file`, leaving out the runs of at least [`HOLE_MIN`] zero
+    /// bytes that fill whole blocks of the file (as `cp --sparse=always` does); the end of the
+    /// last byte written (`offset` when none was). The caller extends the file to its full
+    /// length when its last bytes were such a run.
+    pub(super) fn write_at_leaving_holes(
+        file: &std::fs::File,
+        data: &[u8],
+        offset: u64,
+    ) -> std::io::Result<u64> {
+        use std::os::unix::fs::FileExt as _;
+        // The offset within its block is below BLOCK, so it fits any usize.
+        let within = usize::try_from(offset % BLOCK as u64).unwrap_or(0);
+        let aligned_from = (BLOCK - within) % BLOCK;
+        let mut pending = 0;
+        let mut written_end = offset;
+        let mut i = aligned_from;
+        while i + BLOCK <= data.len() {
+            if data[i..i + BLOCK] != ZERO_BLOCK {
+                i += BLOCK;
+                continue;
+            }
+            let run = i;
+            i += BLOCK;
+            while i + BLOCK <= data.len() && data[i..i + BLOCK] == ZERO_BLOCK {
+                i += BLOCK;
+            }
+            if i - run >= HOLE_MIN {
+                if run > pending {
+                    file.write_all_at(&data[pending..run], offset + pending as u64)?;
+                    written_end = offset + run as u64;
+                }
+                pending = i;
+            }
+        }
+        if pending < data.len() {
+            file.write_all_at(&data[pending..], offset + pending as u64)?;
+            written_end = offset + data.len() as u64;
+        }
+        Ok(written_end)
     }
 
     /// The process's umask, read once (`None` when it cannot be told). Read, not set:

@@ -141,6 +141,7 @@ fn extracts_full_and_flattened_layouts() {
     );
 }
 
+// Mode bits as extracted: Unix's (Windows files keep only a read-only attribute).
 #[cfg(unix)]
 #[test]
 fn keeps_exec_bits_and_drops_dangerous_ones() {
@@ -439,6 +440,8 @@ fn pax_times_read_and_write() {
 /// A later member of the same path replaces an earlier one (a symlink is replaced, never
 /// written through), and so does whatever was left at a member's path; a directory that was
 /// already there gets the member's mode all the same.
+// Symlinks replaced in place and directory modes: Unix's (Windows makes links only with a
+// privilege, and has no mode bits).
 #[cfg(unix)]
 #[test]
 fn replaces_what_is_at_a_members_path() {
@@ -509,7 +512,12 @@ fn names_windows_cannot_hold_are_refused_there() {
         #[cfg(not(unix))]
         {
             let err = result.unwrap_err().to_string();
-            assert!(err.contains(&format!("Refusing member `{name}`")), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "Refusing member `{name}` of `n_lib_generic.tar.zst`"
+                )),
+                "{err}"
+            );
             assert!(err.contains(why), "{err}");
             assert!(!dir.path().join("p").exists(), "{name}");
         }
@@ -586,4 +594,48 @@ fn a_symlink_to_nothing() {
         assert!(err.contains("Refusing member `p/stage/gone`"), "{err}");
         assert!(err.contains("`missing` is not in the archive"), "{err}");
     }
+}
+
+/// Long runs of zeros on block boundaries become holes (no page-cache writes), anywhere in a
+/// file and at its end; short runs and unaligned zeros are written; every file reads back as
+/// stored, at its full length.
+#[cfg(unix)]
+#[test]
+fn long_zero_runs_become_holes_and_read_back_as_stored() {
+    use std::os::unix::fs::MetadataExt as _;
+    let mib = 1 << 20;
+    // Mostly zeros: 16 bytes of data per MiB, and 200 KiB of zeros to end with.
+    let mut sparse = vec![0u8; 3 * mib + 200 * 1024];
+    for at in [0, 5000, mib + 17, 2 * mib + 4096] {
+        sparse[at..at + 16].copy_from_slice(b"0123456789abcdef");
+    }
+    // A zero run shorter than a hole is worth (12 KiB) between data, and an odd length.
+    let mut short = vec![7u8; 100_001];
+    short[40_960..53_248].fill(0);
+    let all_zero = vec![0u8; 300_000];
+    let empty: Vec<u8> = Vec::new();
+    let data = raw_tar(&[
+        manifest("p/stage\n"),
+        ("p/stage/sparse", REG, None, &sparse),
+        ("p/stage/short", REG, None, &short),
+        ("p/stage/zeros", REG, None, &all_zero),
+        ("p/stage/empty", REG, None, &empty),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    extract_artifact("z_lib_generic.tar.zst", &data[..], dir.path(), Layout::Full).unwrap();
+    let stage = dir.path().join("p/stage");
+    for (name, want) in [
+        ("sparse", &sparse),
+        ("short", &short),
+        ("zeros", &all_zero),
+        ("empty", &empty),
+    ] {
+        assert!(fs_err::read(stage.join(name)).unwrap() == *want, "{name}");
+    }
+    // Allocated space, where the file system keeps holes (ext4, tmpfs, xfs, btrfs do).
+    let allocated = |name: &str| fs_err::metadata(stage.join(name)).unwrap().blocks() * 512;
+    // (A partial last block is written, and the file system may reserve a few blocks more.)
+    assert!(allocated("sparse") <= 128 * 1024, "{}", allocated("sparse"));
+    assert!(allocated("zeros") <= 64 * 1024, "{}", allocated("zeros"));
+    assert!(allocated("short") >= 100_001);
 }

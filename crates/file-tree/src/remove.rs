@@ -42,5 +42,10 @@ fn make_owner_writable(dir: &Path) -> io::Result<()> {
     std::fs::set_permissions(dir, permissions)
 }
 
+// Unix permission bits checked as an ordinary user (root drops to `nobody` in one thread with
+// Linux's per-thread credentials).
 #[cfg(all(test, target_os = "linux"))]
 mod tests;
+// Windows: the read-only attribute on files and directories instead.
+#[cfg(all(test, windows))]
+mod windows_tests;

@@ -34,5 +34,6 @@ pub fn temp_dir_in(dir: &Path, name: &str) -> io::Result<tempfile::TempDir> {
     with_builder(name, 0o777, |b| b.tempdir_in(dir))
 }
 
+// The modes checked are Unix's (the umask and mode bits); Windows files have no such bits.
 #[cfg(all(test, unix))]
 mod tests;

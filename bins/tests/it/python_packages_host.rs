@@ -1,0 +1,209 @@
+//! `build_python_packages --no-build-packages` on an artifact set shaped like a Windows build
+//! (DLLs and programs that are PE files, no symlinks, no profiler artifacts), on every system:
+//! the host's family list is the one checked, the profiler package is skipped on Windows and
+//! refused elsewhere, and the PE files are staged byte for byte (never patched as ELF).
+//! Staging needs no Python, so this runs as a Windows program too.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{text, write};
+
+fn templates() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/py-packaging/testdata/templates")
+}
+
+/// A small PE image's first bytes: what a Windows DLL or program starts with.
+fn pe_bytes(tag: &str) -> Vec<u8> {
+    let mut bytes = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00".to_vec();
+    bytes.resize(0x3c, 0);
+    bytes.extend_from_slice(&0x80u32.to_le_bytes());
+    bytes.resize(0x80, 0);
+    bytes.extend_from_slice(b"PE\0\0\x64\x86");
+    bytes.extend_from_slice(tag.as_bytes());
+    bytes.resize(4096, 0xcc);
+    bytes
+}
+
+/// `{root}/{artifact}/stage` with its manifest, and `files` (relative path, bytes) in it.
+fn artifact(root: &Path, artifact: &str, files: &[(&str, Vec<u8>)]) {
+    let dir = root.join(artifact);
+    write(&dir.join("artifact_manifest.txt"), "stage\n");
+    for (path, bytes) in files {
+        let dest = dir.join("stage").join(path);
+        fs_err::create_dir_all(dest.parent().unwrap()).unwrap();
+        fs_err::write(dest, bytes).unwrap();
+    }
+}
+
+/// A kpack-split set for `gfx1151` as a Windows build fetches it: core runtime and headers,
+/// a generic and a device blas library, and the base manifest; no profiler artifacts.
+fn windows_shaped_set(root: &Path) {
+    artifact(
+        root,
+        "core-hip_lib_generic",
+        &[
+            ("bin/amdhip64_7.dll", pe_bytes("amdhip64")),
+            ("bin/hipInfo.exe", pe_bytes("hipInfo")),
+        ],
+    );
+    artifact(
+        root,
+        "core-hip_dev_generic",
+        &[
+            ("include/hip/hip_runtime.h", b"// hip\n".to_vec()),
+            ("lib/amdhip64.lib", b"!<arch>\n".to_vec()),
+        ],
+    );
+    artifact(
+        root,
+        "blas_lib_generic",
+        &[("bin/rocblas.dll", pe_bytes("rocblas"))],
+    );
+    artifact(
+        root,
+        "blas_lib_gfx1151",
+        &[
+            (".kpack/blas_lib_gfx1151.kpack", b"kpack\n".to_vec()),
+            (
+                "bin/rocblas/library/Kernels_gfx1151.co",
+                b"code object\n".to_vec(),
+            ),
+        ],
+    );
+    let base = root.join("base_lib_generic");
+    write(
+        &base.join("artifact_manifest.txt"),
+        "base/aux-overlay/stage\n",
+    );
+    write(
+        &base.join("base/aux-overlay/stage/share/therock/therock_manifest.json"),
+        "{\"flags\": {\"KPACK_SPLIT_ARTIFACTS\": true}}\n",
+    );
+}
+
+/// A checkout holding only the GPU family table the family lists are expanded with.
+fn checkout(root: &Path) -> PathBuf {
+    write(
+        &root.join("cmake/therock_amdgpu_targets.cmake"),
+        "therock_add_amdgpu_target(gfx942 \"MI300X\" FAMILY dcgpu-all gfx94X-all gfx94X-dcgpu)\n\
+         therock_add_amdgpu_target(gfx1151 \"Strix Halo\" FAMILY igpu-all gfx115X-all gfx115X-igpu)\n",
+    );
+    root.to_path_buf()
+}
+
+fn stage(artifacts: &Path, dest: &Path, families: &[&str]) -> Output {
+    let therock = checkout(&dest.with_extension("therock"));
+    Command::new(crate::common::tool("build_python_packages"))
+        .arg("--therock-dir")
+        .arg(therock)
+        .arg("--artifact-dir")
+        .arg(artifacts)
+        .arg("--dest-dir")
+        .arg(dest)
+        .arg("--templates-dir")
+        .arg(templates())
+        .args(["--version", "1.2.3", "--no-build-packages"])
+        .args(families)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_hosts_families_are_checked_and_windows_skips_the_profiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    windows_shaped_set(&artifacts);
+
+    // Both platforms' lists: the device targets found (gfx1151) are Windows'. Windows checks
+    // its own list and goes on; Linux checks gfx942 and refuses the incomplete set.
+    let dest = tmp.path().join("dest");
+    let both = [
+        "--linux-amdgpu-families",
+        "gfx94X-dcgpu",
+        "--windows-amdgpu-families",
+        "gfx115X-all",
+    ];
+    let out = stage(&artifacts, &dest, &both);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    if cfg!(windows) {
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("::: KPACK_SPLIT_ARTIFACTS expected device targets: gfx1151\n"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(
+                "::: No profiler artifacts found on Windows; skipping rocm-profiler package\n"
+            ),
+            "{stdout}"
+        );
+        check_staged(&artifacts, &dest);
+        let dist_info =
+            fs_err::read_to_string(dest.join("rocm/src/rocm_sdk/_dist_info.py")).unwrap();
+        assert!(
+            dist_info.contains("LINUX_TARGET_FAMILIES.append('gfx942')"),
+            "{dist_info}"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("::: KPACK_SPLIT_ARTIFACTS expected device targets: gfx942\n"),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains("missing fetched artifact targets: gfx942."),
+            "{stderr}"
+        );
+    }
+
+    // Windows' list alone: Linux has none to check, and refuses to build without profiler
+    // artifacts, where Windows skips that package.
+    let dest = tmp.path().join("dest-windows-only");
+    let out = stage(&artifacts, &dest, &both[2..]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    if cfg!(windows) {
+        assert!(out.status.success(), "{stdout}{stderr}");
+        check_staged(&artifacts, &dest);
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(
+            stderr.contains(
+                "No profiler artifacts found; refusing to build an empty rocm-profiler package"
+            ),
+            "{stderr}"
+        );
+    }
+}
+
+/// What a Windows staging holds: the PE files as fetched, the device code in its package, the
+/// families of both platforms in the generated metadata, and no profiler package.
+fn check_staged(artifacts: &Path, dest: &Path) {
+    let core = dest.join("rocm-sdk-core/platform/_rocm_sdk_core");
+    for file in ["bin/amdhip64_7.dll", "bin/hipInfo.exe"] {
+        assert_eq!(
+            fs_err::read(core.join(file)).unwrap(),
+            fs_err::read(artifacts.join("core-hip_lib_generic/stage").join(file)).unwrap(),
+            "{file} staged unchanged"
+        );
+    }
+    let libraries = dest.join("rocm-sdk-libraries/platform/_rocm_sdk_libraries");
+    assert_eq!(
+        fs_err::read(libraries.join("bin/rocblas.dll")).unwrap(),
+        pe_bytes("rocblas")
+    );
+    let device = dest.join("rocm-sdk-device-gfx1151/platform/_rocm_sdk_libraries");
+    assert_eq!(
+        fs_err::read(device.join("bin/rocblas/library/Kernels_gfx1151.co")).unwrap(),
+        b"code object\n"
+    );
+    assert!(
+        !dest.join("rocm-profiler").exists(),
+        "no profiler package on Windows"
+    );
+    let dist_info = fs_err::read_to_string(dest.join("rocm/src/rocm_sdk/_dist_info.py")).unwrap();
+    assert!(
+        dist_info.contains("WINDOWS_TARGET_FAMILIES.append('gfx1151')"),
+        "{dist_info}"
+    );
+}
