@@ -176,6 +176,81 @@ fn the_hosts_families_are_checked_and_windows_skips_the_profiler() {
     }
 }
 
+/// The same set with a profiler artifact stages on every system, and the devel tarball is the
+/// same there: files another package ships are stored as relative symlinks into it (on
+/// Windows, where the staged tree holds no symlinks, as well).
+#[test]
+fn the_devel_tarball_links_into_the_other_packages_on_every_system() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    windows_shaped_set(&artifacts);
+    artifact(
+        &artifacts,
+        "rocprofiler-systems_lib_generic",
+        &[("bin/rocprof-sys.dll", pe_bytes("rocprof"))],
+    );
+    let dest = tmp.path().join("dest");
+    let families = [
+        "--linux-amdgpu-families",
+        "gfx115X-all",
+        "--windows-amdgpu-families",
+        "gfx115X-all",
+    ];
+    let out = stage(&artifacts, &dest, &families);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let tarball = dest.join("rocm-sdk-devel/src/rocm_sdk_devel/_devel.tar");
+    let mut archive = tar::Archive::new(fs_err::File::open(&tarball).unwrap());
+    let members: Vec<String> = archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let h = e.header();
+            let link = e
+                .link_name()
+                .unwrap()
+                .map(|l| format!(" -> {}", l.display()))
+                .unwrap_or_default();
+            format!(
+                "{} {:?} {:o}{link}",
+                e.path().unwrap().display(),
+                h.entry_type(),
+                h.mode().unwrap()
+            )
+        })
+        .collect();
+    let core = "_rocm_sdk_core";
+    assert_eq!(
+        members,
+        [
+            "_rocm_sdk_devel/__init__.py Regular 644".to_owned(),
+            "_rocm_sdk_devel/bin Directory 755".to_owned(),
+            "_rocm_sdk_devel/include Directory 755".to_owned(),
+            "_rocm_sdk_devel/lib Directory 755".to_owned(),
+            "_rocm_sdk_devel/share Directory 755".to_owned(),
+            format!("_rocm_sdk_devel/bin/amdhip64_7.dll Symlink 777 -> ../../{core}/bin/amdhip64_7.dll"),
+            format!("_rocm_sdk_devel/bin/hipInfo.exe Symlink 777 -> ../../{core}/bin/hipInfo.exe"),
+            "_rocm_sdk_devel/bin/rocblas.dll Symlink 777 -> ../../_rocm_sdk_libraries/bin/rocblas.dll".to_owned(),
+            "_rocm_sdk_devel/include/hip Directory 755".to_owned(),
+            format!("_rocm_sdk_devel/include/hip/hip_runtime.h Symlink 777 -> ../../../{core}/include/hip/hip_runtime.h"),
+            format!("_rocm_sdk_devel/lib/amdhip64.lib Symlink 777 -> ../../{core}/lib/amdhip64.lib"),
+            "_rocm_sdk_devel/share/therock Directory 755".to_owned(),
+            format!("_rocm_sdk_devel/share/therock/therock_manifest.json Symlink 777 -> ../../../{core}/share/therock/therock_manifest.json"),
+        ]
+    );
+    assert!(
+        !dest
+            .join("rocm-sdk-devel/platform/_rocm_sdk_devel")
+            .exists(),
+        "the staged devel tree is removed once in the tarball"
+    );
+}
+
 /// What a Windows staging holds: the PE files as fetched, the device code in its package, the
 /// families of both platforms in the generated metadata, and no profiler package.
 fn check_staged(artifacts: &Path, dest: &Path) {

@@ -399,12 +399,7 @@ impl ArchiveWriter {
         let keep_mode = mtime.is_none();
         if meta.file_type().is_symlink() {
             let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;
-            header.set_entry_type(tar::EntryType::Symlink);
-            header.set_mode(0o777);
-            header.set_size(0);
-            self.builder
-                .append_link(&mut header, arcname, target)
-                .map_err(|e| FileError::write(&self.dest, e).into())
+            self.append_link_header(header, arcname, &target)
         } else if meta.is_dir() {
             header.set_entry_type(tar::EntryType::Directory);
             header.set_mode(if keep_mode { own_mode } else { 0o755 });
@@ -426,6 +421,32 @@ impl ArchiveWriter {
                 .append_data(&mut header, arcname, std::io::BufReader::new(file))
                 .map_err(|e| FileError::read(path, e).into())
         }
+    }
+
+    /// Adds a symlink `arcname` with link text `target` and `mtime`, owner 0:0, as
+    /// [`Self::append_normalized`] stores a symlink: for a link known only by its text (where
+    /// the system made none).
+    pub fn append_symlink(&mut self, arcname: &str, target: &str, mtime: u64) -> Result<(), Error> {
+        let mut header = tar::Header::new_gnu();
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(mtime);
+        self.append_link_header(header, arcname, Path::new(target))
+    }
+
+    /// Adds the symlink member `arcname` to `target` with `header`'s owner and time.
+    fn append_link_header(
+        &mut self,
+        mut header: tar::Header,
+        arcname: &str,
+        target: &Path,
+    ) -> Result<(), Error> {
+        header.set_entry_type(tar::EntryType::Symlink);
+        header.set_mode(0o777);
+        header.set_size(0);
+        self.builder
+            .append_link(&mut header, arcname, target)
+            .map_err(|e| FileError::write(&self.dest, e).into())
     }
 
     /// Adds the file, directory or symlink at `path` (not following symlinks) as `arcname`.

@@ -6,7 +6,8 @@ use std::path::Path;
 /// Removes the directory `path` and everything below it, as `rm -rf` does for its owner:
 /// directories without write permission for their owner (a `0555` directory kept from an
 /// archive, as `tar -x` keeps it) are made writable first, so that an ordinary user can
-/// replace a tree they unpacked. Symlinks are removed, never followed.
+/// replace a tree they unpacked; on Windows, files and directories with the read-only
+/// attribute. Symlinks are removed, never followed.
 ///
 /// # Errors
 /// The I/O error of the removal that still fails.
@@ -15,7 +16,9 @@ pub fn remove_tree(path: &Path) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
             for entry in walkdir::WalkDir::new(path).follow_links(false) {
                 let Ok(entry) = entry else { continue };
-                if entry.file_type().is_dir() {
+                // Unix: a directory's write permission guards its entries. Windows: the
+                // read-only attribute guards the file or directory that carries it.
+                if entry.file_type().is_dir() || cfg!(not(unix)) {
                     let _ = make_owner_writable(entry.path());
                 }
             }
@@ -34,7 +37,7 @@ fn make_owner_writable(dir: &Path) -> io::Result<()> {
     std::fs::set_permissions(dir, permissions)
 }
 
-/// Clears the read-only attribute of directory `dir`.
+/// Clears the read-only attribute of `dir` (a file or a directory).
 #[cfg(not(unix))]
 fn make_owner_writable(dir: &Path) -> io::Result<()> {
     let mut permissions = std::fs::symlink_metadata(dir)?.permissions();

@@ -81,6 +81,104 @@ fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
     })
 }
 
+/// The links of a devel tree being staged, which the tarball stores as symlinks. On Unix they
+/// are symlinks. Where making one needs a privilege (Windows), each is a stand-in file holding
+/// the link text, known by its path here: the tree only exists to be written to the tarball,
+/// and is removed then.
+#[derive(Default)]
+struct DevelLinks {
+    #[cfg(not(unix))]
+    stand_ins: std::collections::HashSet<PathBuf>,
+}
+
+impl DevelLinks {
+    /// Makes `link` a link to `target`, replacing what is there.
+    #[cfg(unix)]
+    #[expect(
+        clippy::unused_self,
+        reason = "the Windows stand-ins are recorded in self"
+    )]
+    fn make(&mut self, target: &str, link: &Path) -> Result<(), Error> {
+        make_symlink(target, link)
+    }
+
+    #[cfg(not(unix))]
+    fn make(&mut self, target: &str, link: &Path) -> Result<(), Error> {
+        if fs_err::symlink_metadata(link).is_ok() {
+            fs_err::remove_file(link).map_err(|e| FileError::write(link, e))?;
+        }
+        if let Some(parent) = link.parent() {
+            fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+        }
+        fs_err::write(link, target).map_err(|e| FileError::write(link, e))?;
+        self.stand_ins.insert(link.to_path_buf());
+        Ok(())
+    }
+
+    /// The link text of `entry` when it is a link (a symlink, or a stand-in for one).
+    #[cfg_attr(
+        unix,
+        expect(
+            clippy::unused_self,
+            reason = "the Windows stand-ins are recorded in self"
+        )
+    )]
+    fn text(&self, entry: &file_tree::Entry) -> Result<Option<PathBuf>, Error> {
+        #[cfg(not(unix))]
+        if self.stand_ins.contains(&entry.path) {
+            let text =
+                fs_err::read_to_string(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
+            return Ok(Some(PathBuf::from(text)));
+        }
+        if entry.is_symlink {
+            let text =
+                fs_err::read_link(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
+            return Ok(Some(text));
+        }
+        Ok(None)
+    }
+
+    /// A walk of `dir` in which stand-ins read as the symlinks they stand for.
+    #[cfg_attr(
+        unix,
+        expect(
+            clippy::unused_self,
+            reason = "the Windows stand-ins are recorded in self"
+        )
+    )]
+    fn walk(&self, dir: &Path) -> Result<Vec<file_tree::Entry>, Error> {
+        #[cfg_attr(unix, expect(unused_mut, reason = "stand-ins are Windows'"))]
+        let mut entries = file_tree::walk(dir)?;
+        #[cfg(not(unix))]
+        for e in &mut entries {
+            if let Some(text) = self
+                .stand_ins
+                .contains(&e.path)
+                .then(|| self.text(e))
+                .transpose()?
+                .flatten()
+            {
+                let to = e.path.parent().map(|p| p.join(&text));
+                e.is_symlink = true;
+                e.is_file = false;
+                e.is_symlink_to_file = to.is_some_and(|t| t.is_file());
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Whether `entry` is a directory or a link that resolves to one.
+    fn resolves_to_dir(&self, entry: &file_tree::Entry) -> Result<bool, Error> {
+        match self.text(entry)? {
+            Some(text) => Ok(entry
+                .path
+                .parent()
+                .is_some_and(|parent| parent.join(text).is_dir())),
+            None => Ok(entry.is_dir),
+        }
+    }
+}
+
 /// The edit that writes an ELF's existing search path as `DT_RPATH` (spec §10.5), if it has
 /// one.
 pub(crate) fn normalize_edit(path: &Path) -> Result<Option<Edit>, Error> {
@@ -182,6 +280,7 @@ impl Package {
             })
             .collect();
         let mut copies = Vec::new();
+        let mut links = DevelLinks::default();
         for (relpath, entry) in catalog.matches() {
             let dest = platform.join(relpath);
             if entry.kind == EntryKind::Dir {
@@ -189,19 +288,19 @@ impl Package {
                 continue;
             }
             if let Some(soname) = visible.iter().find_map(|p| p.soname_aliases.get(relpath)) {
-                make_symlink(soname, &dest)?;
+                links.make(soname, &dest)?;
             } else if let Some(owner) = visible
                 .iter()
                 .find(|p| p.materialized.contains_key(relpath))
             {
-                make_symlink(
+                links.make(
                     &format!("{}{}/{relpath}", up(relpath), owner.platform_name),
                     &dest,
                 )?;
             } else if entry.kind == EntryKind::Symlink {
                 let text =
                     fs_err::read_link(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
-                make_symlink(&text.to_string_lossy(), &dest)?;
+                links.make(&text.to_string_lossy(), &dest)?;
             } else {
                 copies.push((relpath.to_owned(), entry.path.clone(), dest));
             }
@@ -244,7 +343,7 @@ impl Package {
         crate::timing::timed(crate::timing::Stage::DevelTarball, || {
             let mut writer = ArchiveWriter::create(&tarball, mode)?;
             let root = self.staging.join("platform");
-            write_tree(&mut writer, &root, &platform, mtime)?;
+            write_tree(&mut writer, &root, &platform, mtime, &links)?;
             writer.finish()?;
             Ok::<_, Error>(())
         })?;
@@ -267,10 +366,11 @@ fn write_tree(
     root: &Path,
     dir: &Path,
     mtime: u64,
+    links: &DevelLinks,
 ) -> Result<(), Error> {
-    let entries = file_tree::walk(dir)?;
+    let entries = links.walk(dir)?;
     let base = dir.strip_prefix(root).expect("below the root");
-    for i in member_order(&entries)? {
+    for i in member_order(&entries, links)? {
         let e = &entries[i];
         let arcname = e
             .components
@@ -278,6 +378,12 @@ fn write_tree(
             .fold(base.to_path_buf(), |p, c| p.join(c))
             .to_string_lossy()
             .replace('\\', "/");
+        // A stand-in is stored as the symlink it stands for.
+        #[cfg(not(unix))]
+        if let Some(text) = links.text(e)? {
+            writer.append_symlink(&arcname, &text.to_string_lossy(), mtime)?;
+            continue;
+        }
         writer.append_normalized(&arcname, &e.path, mtime)?;
     }
     Ok(())
@@ -292,7 +398,7 @@ fn write_tree(
 /// expansion, which hardlinks a link only when its target already exists, hardlinks every link
 /// to a file of the tree. A target is moved forward only after a file of the top directory has
 /// been added: the expansion empties a directory when it first meets a file in it.
-fn member_order(entries: &[file_tree::Entry]) -> Result<Vec<usize>, Error> {
+fn member_order(entries: &[file_tree::Entry], links: &DevelLinks) -> Result<Vec<usize>, Error> {
     let index: HashMap<&[String], usize> = entries
         .iter()
         .enumerate()
@@ -315,17 +421,23 @@ fn member_order(entries: &[file_tree::Entry]) -> Result<Vec<usize>, Error> {
         let Some(members) = children.get(d) else {
             continue;
         };
-        let (subdirs, files): (Vec<usize>, Vec<usize>) =
-            members.iter().partition(|&&i| entries[i].path.is_dir());
+        let mut subdirs = Vec::new();
+        let mut files = Vec::new();
+        for &i in members {
+            if links.resolves_to_dir(&entries[i])? {
+                subdirs.push(i);
+            } else {
+                files.push(i);
+            }
+        }
         base.extend(files.into_iter().chain(subdirs));
     }
     let mut targets = HashMap::new();
     for (i, e) in entries.iter().enumerate() {
-        if e.is_symlink {
-            let text = fs_err::read_link(&e.path).map_err(|err| FileError::read(&e.path, err))?;
-            if let Some(t) = link_member(&index, entries, &e.components, &text) {
-                targets.insert(i, t);
-            }
+        if let Some(text) = links.text(e)?
+            && let Some(t) = link_member(&index, entries, &e.components, &text)
+        {
+            targets.insert(i, t);
         }
     }
     let mut order = Ordering {
