@@ -61,8 +61,9 @@ struct Args {
     /// Package templates (default: `<therock>/build_tools/packaging/python/templates`).
     #[arg(long, value_parser = rock_ci::parse_path)]
     templates_dir: Option<PathBuf>,
-    /// Python that evaluates the templates' `setup.py`.
-    #[arg(long, default_value = "python3")]
+    /// Python that evaluates the templates' `setup.py` (default: `python3`; on Windows, whose
+    /// Python installs name it so, `python`).
+    #[arg(long, default_value = DEFAULT_PYTHON)]
     python: String,
     /// Print the time spent per stage to stderr at the end.
     #[arg(long)]
@@ -70,6 +71,10 @@ struct Args {
     #[command(flatten)]
     log: rock_ci::Verbosity,
 }
+
+/// The interpreter `--python` names by default: Windows installs of Python (python.org, the
+/// runners' `setup-python`) name it `python.exe`, and only some add `python3.exe`.
+const DEFAULT_PYTHON: &str = if cfg!(windows) { "python" } else { "python3" };
 
 fn run(args: Args) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();

@@ -282,3 +282,34 @@ fn check_staged(artifacts: &Path, dest: &Path) {
         "{dist_info}"
     );
 }
+
+/// Building packages runs the templates' `setup.py` with `--python`, by default the name Python
+/// has on the system (`python` on Windows, `python3` elsewhere); where there is none, the run
+/// stops before staging, naming it.
+#[test]
+fn the_default_python_is_the_systems_name_for_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifacts = tmp.path().join("artifacts");
+    windows_shaped_set(&artifacts);
+    let dest = tmp.path().join("dest");
+    let out = Command::new(crate::common::tool("build_python_packages"))
+        .arg("--artifact-dir")
+        .arg(&artifacts)
+        .arg("--dest-dir")
+        .arg(&dest)
+        .arg("--templates-dir")
+        .arg(templates())
+        .args(["--version", "1.2.3"])
+        .env_clear()
+        .env("PATH", tmp.path())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let python = if cfg!(windows) { "python" } else { "python3" };
+    assert!(
+        stderr.contains(&format!("Failed to run `{python}`")),
+        "{stderr}"
+    );
+    assert!(!dest.join("rocm-sdk-core").exists(), "nothing staged");
+}
