@@ -799,6 +799,106 @@ fn bad_input_fails_clearly() {
 
 /// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
 /// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
+/// A stage job as it runs on the host (Windows runners included): `push` of a build directory
+/// for the host's platform, then the next stage's `fetch --bootstrap` and a default fetch. The
+/// archives hold the modes Linux consumers need whatever system pushed them (programs and
+/// directories 0755, other files 0644: on Windows, programs are what Python's `os.stat` makes
+/// executable there, `.exe`, `.bat`, `.cmd`, `.com`), and both fetches give back the files.
+#[test]
+fn a_stage_job_pushes_and_fetches_on_the_hosts_platform() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "700")];
+    let build = p.path("b1");
+    exploded(
+        &build,
+        "base_lib_generic",
+        "base/stage",
+        &[
+            ("bin/base-tool.exe*", "MZ tool"),
+            ("lib/base.dll", "MZ library"),
+            ("include/base.h", "int base(void);\n"),
+            ("share/doc/README", "docs"),
+        ],
+    );
+    exploded(
+        &build,
+        "core_lib_generic",
+        "core/stage",
+        &[("lib/core.dat", &"core ".repeat(50_000))],
+    );
+    let build_arg = build.to_str().unwrap();
+    p.ok(
+        &["push", "--stage", "foundation", "--build-dir", build_arg],
+        env,
+    );
+    let key = format!("700-{HOST_PLATFORM}/base_lib_generic.tar.zst");
+    let archive = p.server.read("therock-ci-artifacts", &key);
+    let mut tar = tar::Archive::new(zstd::Decoder::new(&archive[..]).unwrap());
+    let mut modes = std::collections::BTreeMap::new();
+    for entry in tar.entries().unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().into_owned();
+        modes.insert(path, entry.header().mode().unwrap() & 0o777);
+    }
+    for (member, mode) in [
+        ("base/stage/bin/base-tool.exe", 0o755),
+        ("base/stage/lib/base.dll", 0o644),
+        ("base/stage/include/base.h", 0o644),
+        ("base/stage/share/doc/README", 0o644),
+        ("artifact_manifest.txt", 0o644),
+    ] {
+        assert_eq!(modes.get(member), Some(&mode), "{member}: {modes:?}");
+    }
+    for dir in ["base/stage/bin", "base/stage/share/doc"] {
+        let mode = modes
+            .iter()
+            .find(|(k, _)| k.trim_end_matches('/') == dir)
+            .map(|(_, m)| *m);
+        assert_eq!(mode, Some(0o755), "{dir}: {modes:?}");
+    }
+
+    // The next stage bootstraps from what was pushed, and a default fetch extracts it.
+    let b2 = p.path("b2");
+    p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--bootstrap",
+            "--output-dir",
+            b2.to_str().unwrap(),
+        ],
+        env,
+    );
+    for (file, content) in [
+        ("base/stage/bin/base-tool.exe", "MZ tool"),
+        ("base/stage/include/base.h", "int base(void);\n"),
+        ("core/stage/lib/core.dat", &"core ".repeat(50_000)),
+    ] {
+        assert_eq!(
+            fs_err::read_to_string(b2.join(file)).unwrap(),
+            content,
+            "{file}"
+        );
+    }
+    let fetched = p.path("fetched");
+    p.ok(
+        &[
+            "fetch",
+            "--stage",
+            "libs",
+            "--output-dir",
+            fetched.to_str().unwrap(),
+        ],
+        env,
+    );
+    assert_eq!(
+        fs_err::read_to_string(fetched.join("artifacts/base_lib_generic/base/stage/lib/base.dll"))
+            .unwrap(),
+        "MZ library"
+    );
+}
+
 #[test]
 fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     let p = Pipeline::new();
