@@ -71,15 +71,7 @@ fn windows_shaped_set(root: &Path) {
             ),
         ],
     );
-    let base = root.join("base_lib_generic");
-    write(
-        &base.join("artifact_manifest.txt"),
-        "base/aux-overlay/stage\n",
-    );
-    write(
-        &base.join("base/aux-overlay/stage/share/therock/therock_manifest.json"),
-        "{\"flags\": {\"KPACK_SPLIT_ARTIFACTS\": true}}\n",
-    );
+    rock_ci_test_support::base_artifact(root, true);
 }
 
 /// A checkout holding only the GPU family table the family lists are expanded with.
@@ -92,18 +84,27 @@ fn checkout(root: &Path) -> PathBuf {
     root.to_path_buf()
 }
 
-fn stage(artifacts: &Path, dest: &Path, families: &[&str]) -> Output {
-    let therock = checkout(&dest.with_extension("therock"));
-    Command::new(crate::common::tool("build_python_packages"))
-        .arg("--therock-dir")
-        .arg(therock)
+/// `build_python_packages` of `artifacts` into `dest` with the test templates, version 1.2.3.
+fn build_command(artifacts: &Path, dest: &Path) -> Command {
+    let mut command = Command::new(crate::common::tool("build_python_packages"));
+    command
         .arg("--artifact-dir")
         .arg(artifacts)
         .arg("--dest-dir")
         .arg(dest)
         .arg("--templates-dir")
         .arg(templates())
-        .args(["--version", "1.2.3", "--no-build-packages"])
+        .args(["--version", "1.2.3"]);
+    command
+}
+
+/// Stages only (no Python), with the family lists `families` expanded by a checkout's table.
+fn stage(artifacts: &Path, dest: &Path, families: &[&str]) -> Output {
+    let therock = checkout(&dest.with_extension("therock"));
+    build_command(artifacts, dest)
+        .arg("--therock-dir")
+        .arg(therock)
+        .arg("--no-build-packages")
         .args(families)
         .output()
         .unwrap()
@@ -292,14 +293,7 @@ fn the_default_python_is_the_systems_name_for_it() {
     let artifacts = tmp.path().join("artifacts");
     windows_shaped_set(&artifacts);
     let dest = tmp.path().join("dest");
-    let out = Command::new(crate::common::tool("build_python_packages"))
-        .arg("--artifact-dir")
-        .arg(&artifacts)
-        .arg("--dest-dir")
-        .arg(&dest)
-        .arg("--templates-dir")
-        .arg(templates())
-        .args(["--version", "1.2.3"])
+    let out = build_command(&artifacts, &dest)
         .env_clear()
         .env("PATH", tmp.path())
         .output()

@@ -29,6 +29,24 @@ pub use http_server::{HttpServer, Reply, Request};
 pub use s3::{S3Server, S3ServerOptions};
 pub use tls_proxy::TlsProxy;
 
+/// Writes the exploded `base_lib_generic` artifact that `build_python_packages` reads the build's
+/// flags from: its manifest and `therock_manifest.json` with `KPACK_SPLIT_ARTIFACTS` = `kpack`.
+pub fn base_artifact(root: &Path, kpack: bool) {
+    let base = root.join("base_lib_generic");
+    let manifest = base.join("base/aux-overlay/stage/share/therock/therock_manifest.json");
+    fs_err::create_dir_all(manifest.parent().expect("has a parent")).expect("dirs");
+    fs_err::write(
+        base.join("artifact_manifest.txt"),
+        "base/aux-overlay/stage\n",
+    )
+    .expect("manifest");
+    fs_err::write(
+        manifest,
+        format!("{{\"flags\": {{\"KPACK_SPLIT_ARTIFACTS\": {kpack}}}}}\n"),
+    )
+    .expect("therock manifest");
+}
+
 /// Writes an artifact archive at `path`: `artifact_manifest.txt` naming `stage`, then `files`
 /// (relative path, content) below `stage`, mode 0755.
 pub fn write_artifact(

@@ -81,17 +81,7 @@ pub fn runtime_artifacts(root: &Path) {
 /// the `gfx94X-dcgpu` family (legacy).
 pub fn artifact_set(root: &Path, kpack: bool) {
     runtime_artifacts(root);
-    let base = root.join("base_lib_generic");
-    fs_err::create_dir_all(&base).expect("dirs");
-    fs_err::write(
-        base.join("artifact_manifest.txt"),
-        "base/aux-overlay/stage\n",
-    )
-    .expect("manifest");
-    write(
-        &base.join("base/aux-overlay/stage/share/therock/therock_manifest.json"),
-        &format!("{{\"flags\": {{\"KPACK_SPLIT_ARTIFACTS\": {kpack}}}}}\n"),
-    );
+    crate::base_artifact(root, kpack);
     let profiler = stage(root, "rocprofiler-systems_lib_generic");
     write(
         &profiler.join("lib/librocprof-sys.so.1"),
