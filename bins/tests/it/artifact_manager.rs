@@ -797,8 +797,6 @@ fn bad_input_fails_clearly() {
     assert_exit(&out, 1, &crate::common::native("a-file/out"));
 }
 
-/// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
-/// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
 /// A stage job as it runs on the host (Windows runners included): `push` of a build directory
 /// for the host's platform, then the next stage's `fetch --bootstrap` and a default fetch. The
 /// archives hold the modes Linux consumers need whatever system pushed them (programs and
@@ -899,6 +897,8 @@ fn a_stage_job_pushes_and_fetches_on_the_hosts_platform() {
     );
 }
 
+/// A bootstrap killed mid-way leaves no `.prebuilt` marker (the build would skip an
+/// incomplete tree) and no partial files at final paths; running it again gives the complete tree.
 #[test]
 fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
     let p = Pipeline::new();

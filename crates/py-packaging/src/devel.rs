@@ -87,8 +87,9 @@ fn make_symlink(target: &str, link: &Path) -> Result<(), Error> {
 /// and is removed then.
 #[derive(Default)]
 struct DevelLinks {
+    /// Stand-in path → link text.
     #[cfg(not(unix))]
-    stand_ins: std::collections::HashSet<PathBuf>,
+    stand_ins: HashMap<PathBuf, String>,
 }
 
 impl DevelLinks {
@@ -111,11 +112,12 @@ impl DevelLinks {
             fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
         }
         fs_err::write(link, target).map_err(|e| FileError::write(link, e))?;
-        self.stand_ins.insert(link.to_path_buf());
+        self.stand_ins.insert(link.to_path_buf(), target.to_owned());
         Ok(())
     }
 
-    /// The link text of `entry` when it is a link (a symlink, or a stand-in for one).
+    /// A walk of `dir` (stand-ins read as the symlinks they stand for) and, per entry, its
+    /// link text when it is a link: each symlink is read once.
     #[cfg_attr(
         unix,
         expect(
@@ -123,59 +125,37 @@ impl DevelLinks {
             reason = "the Windows stand-ins are recorded in self"
         )
     )]
-    fn text(&self, entry: &file_tree::Entry) -> Result<Option<PathBuf>, Error> {
-        #[cfg(not(unix))]
-        if self.stand_ins.contains(&entry.path) {
-            let text =
-                fs_err::read_to_string(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
-            return Ok(Some(PathBuf::from(text)));
-        }
-        if entry.is_symlink {
-            let text =
-                fs_err::read_link(&entry.path).map_err(|e| FileError::read(&entry.path, e))?;
-            return Ok(Some(text));
-        }
-        Ok(None)
-    }
-
-    /// A walk of `dir` in which stand-ins read as the symlinks they stand for.
-    #[cfg_attr(
-        unix,
-        expect(
-            clippy::unused_self,
-            reason = "the Windows stand-ins are recorded in self"
-        )
-    )]
-    fn walk(&self, dir: &Path) -> Result<Vec<file_tree::Entry>, Error> {
-        #[cfg_attr(unix, expect(unused_mut, reason = "stand-ins are Windows'"))]
+    fn walk(&self, dir: &Path) -> Result<(Vec<file_tree::Entry>, Vec<Option<PathBuf>>), Error> {
         let mut entries = file_tree::walk(dir)?;
-        #[cfg(not(unix))]
+        let mut texts = Vec::with_capacity(entries.len());
         for e in &mut entries {
-            if let Some(text) = self
-                .stand_ins
-                .contains(&e.path)
-                .then(|| self.text(e))
-                .transpose()?
-                .flatten()
-            {
-                let to = e.path.parent().map(|p| p.join(&text));
+            #[cfg(not(unix))]
+            if let Some(text) = self.stand_ins.get(&e.path) {
                 e.is_symlink = true;
                 e.is_file = false;
-                e.is_symlink_to_file = to.is_some_and(|t| t.is_file());
+                e.is_symlink_to_file = e.path.parent().is_some_and(|p| p.join(text).is_file());
+                texts.push(Some(PathBuf::from(text)));
+                continue;
             }
+            texts.push(if e.is_symlink {
+                Some(fs_err::read_link(&e.path).map_err(|err| FileError::read(&e.path, err))?)
+            } else {
+                None
+            });
         }
-        Ok(entries)
+        Ok((entries, texts))
     }
+}
 
-    /// Whether `entry` is a directory or a link that resolves to one.
-    fn resolves_to_dir(&self, entry: &file_tree::Entry) -> Result<bool, Error> {
-        match self.text(entry)? {
-            Some(text) => Ok(entry
-                .path
-                .parent()
-                .is_some_and(|parent| parent.join(text).is_dir())),
-            None => Ok(entry.is_dir),
-        }
+/// Whether `entry` (with link text `text` when it is a link) is a directory or a link that
+/// resolves to one.
+fn resolves_to_dir(entry: &file_tree::Entry, text: Option<&PathBuf>) -> bool {
+    match text {
+        Some(text) => entry
+            .path
+            .parent()
+            .is_some_and(|parent| parent.join(text).is_dir()),
+        None => entry.is_dir,
     }
 }
 
@@ -368,9 +348,9 @@ fn write_tree(
     mtime: u64,
     links: &DevelLinks,
 ) -> Result<(), Error> {
-    let entries = links.walk(dir)?;
+    let (entries, texts) = links.walk(dir)?;
     let base = dir.strip_prefix(root).expect("below the root");
-    for i in member_order(&entries, links)? {
+    for i in member_order(&entries, &texts) {
         let e = &entries[i];
         let arcname = e
             .components
@@ -380,7 +360,7 @@ fn write_tree(
             .replace('\\', "/");
         // A stand-in is stored as the symlink it stands for.
         #[cfg(not(unix))]
-        if let Some(text) = links.text(e)? {
+        if let Some(text) = &texts[i] {
             writer.append_symlink(&arcname, &text.to_string_lossy(), mtime)?;
             continue;
         }
@@ -398,7 +378,8 @@ fn write_tree(
 /// expansion, which hardlinks a link only when its target already exists, hardlinks every link
 /// to a file of the tree. A target is moved forward only after a file of the top directory has
 /// been added: the expansion empties a directory when it first meets a file in it.
-fn member_order(entries: &[file_tree::Entry], links: &DevelLinks) -> Result<Vec<usize>, Error> {
+/// `texts` holds each entry's link text when it is a link.
+fn member_order(entries: &[file_tree::Entry], texts: &[Option<PathBuf>]) -> Vec<usize> {
     let index: HashMap<&[String], usize> = entries
         .iter()
         .enumerate()
@@ -421,21 +402,15 @@ fn member_order(entries: &[file_tree::Entry], links: &DevelLinks) -> Result<Vec<
         let Some(members) = children.get(d) else {
             continue;
         };
-        let mut subdirs = Vec::new();
-        let mut files = Vec::new();
-        for &i in members {
-            if links.resolves_to_dir(&entries[i])? {
-                subdirs.push(i);
-            } else {
-                files.push(i);
-            }
-        }
+        let (subdirs, files): (Vec<usize>, Vec<usize>) = members
+            .iter()
+            .partition(|&&i| resolves_to_dir(&entries[i], texts[i].as_ref()));
         base.extend(files.into_iter().chain(subdirs));
     }
     let mut targets = HashMap::new();
     for (i, e) in entries.iter().enumerate() {
-        if let Some(text) = links.text(e)?
-            && let Some(t) = link_member(&index, entries, &e.components, &text)
+        if let Some(text) = &texts[i]
+            && let Some(t) = link_member(&index, entries, &e.components, text)
         {
             targets.insert(i, t);
         }
@@ -455,7 +430,7 @@ fn member_order(entries: &[file_tree::Entry], links: &DevelLinks) -> Result<Vec<
     for i in base {
         order.emit(i);
     }
-    Ok(order.out)
+    order.out
 }
 
 /// The member a symlink at `components` with link text `text` names, if it is a file or a
