@@ -63,10 +63,13 @@ export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
 
-# cargo for the Windows target, in target/windows, at a lower priority than the rest.
+# cargo for the Windows target, in target/windows, at a lower priority than the rest. `test` is
+# always among the std crates: cargo adds it to `cargo test` builds only, and a std built with
+# another crate set gives every dependency another hash, so `cargo build` of an example after
+# the tests would compile them all again.
 windows_cargo() {
     local cmd=$1
     shift
-    nice -n 10 /usr/bin/cargo "$cmd" -Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu \
+    nice -n 10 /usr/bin/cargo "$cmd" -Zbuild-std=std,panic_abort,test --target x86_64-pc-windows-gnu \
         --target-dir "$windows_out" --locked "$@"
 }

@@ -74,62 +74,71 @@ fn each_tool_by_subcommand_and_by_name_answers_as_itself() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for name in TOOLS {
-        let link = dir.path().join(format!("{name}{EXE_SUFFIX}"));
-        if cfg!(windows) {
-            // A hard link to rock-ci.exe, or a copy where the file system has none.
-            assert_eq!(
-                fs_err::read(&link).unwrap(),
-                fs_err::read(ROCK_CI).unwrap(),
-                "{}",
-                link.display()
-            );
-        } else {
-            assert_eq!(
-                fs_err::read_link(&link).unwrap(),
-                Path::new(ROCK_CI).canonicalize().unwrap()
-            );
-        }
-        for args in [&["--help"][..], &["--version"], &["--no-such-flag"]] {
-            let by_name = run(&link, args);
-            let shown_by_name = shown(&by_name, &link, name);
-            let mut sub = vec![*name];
-            sub.extend_from_slice(args);
-            let by_sub = run(Path::new(ROCK_CI), &sub);
-            assert_eq!(
-                shown(&by_sub, Path::new(ROCK_CI), name),
-                shown_by_name,
-                "rock-ci {name} {args:?} and {name} {args:?}"
-            );
-            let (code, stdout, stderr) = shown_by_name;
-            match args[0] {
-                "--help" => {
-                    assert_eq!(code, Some(0), "{name} --help: {stderr}");
-                    assert!(
-                        stdout.contains(&format!("sage: {name}")),
-                        "{name} --help names another program:\n{stdout}"
-                    );
-                }
-                // The reference's `--version VALUE` is the version of the packages it builds.
-                "--version" if *name == "build_python_packages" => {
-                    assert_eq!(code, Some(2), "{name} --version without a value");
-                    assert!(stderr.contains("--version <VERSION>"), "{stderr}");
-                }
-                "--version" => {
-                    assert_eq!(code, Some(0), "{name} --version: {stderr}");
+    // Read once: a debug build of rock-ci.exe is over 100 MB.
+    let rock_ci = if cfg!(windows) {
+        fs_err::read(ROCK_CI).unwrap()
+    } else {
+        Vec::new()
+    };
+    let rock_ci = &rock_ci;
+    // One thread per tool: 108 processes in all, each slow to start under Wine.
+    std::thread::scope(|threads| {
+        for name in TOOLS {
+            let dir = dir.path();
+            threads.spawn(move || {
+                let link = dir.join(format!("{name}{EXE_SUFFIX}"));
+                if cfg!(windows) {
+                    // A hard link to rock-ci.exe, or a copy where the file system has none.
+                    assert_eq!(fs_err::read(&link).unwrap(), *rock_ci, "{}", link.display());
+                } else {
                     assert_eq!(
-                        stdout,
-                        format!("{name} {}\n", env!("CARGO_PKG_VERSION")),
-                        "{name} --version names another program"
+                        fs_err::read_link(&link).unwrap(),
+                        Path::new(ROCK_CI).canonicalize().unwrap()
                     );
                 }
-                _ => {
-                    assert_eq!(code, Some(2), "{name} --no-such-flag");
-                    assert!(stderr.contains("--no-such-flag"), "{name}: {stderr}");
+                for args in [&["--help"][..], &["--version"], &["--no-such-flag"]] {
+                    let by_name = run(&link, args);
+                    let shown_by_name = shown(&by_name, &link, name);
+                    let mut sub = vec![*name];
+                    sub.extend_from_slice(args);
+                    let by_sub = run(Path::new(ROCK_CI), &sub);
+                    assert_eq!(
+                        shown(&by_sub, Path::new(ROCK_CI), name),
+                        shown_by_name,
+                        "rock-ci {name} {args:?} and {name} {args:?}"
+                    );
+                    let (code, stdout, stderr) = shown_by_name;
+                    match args[0] {
+                        "--help" => {
+                            assert_eq!(code, Some(0), "{name} --help: {stderr}");
+                            assert!(
+                                stdout.contains(&format!("sage: {name}")),
+                                "{name} --help names another program:\n{stdout}"
+                            );
+                        }
+                        // The reference's `--version VALUE` is the version of the packages
+                        // it builds.
+                        "--version" if *name == "build_python_packages" => {
+                            assert_eq!(code, Some(2), "{name} --version without a value");
+                            assert!(stderr.contains("--version <VERSION>"), "{stderr}");
+                        }
+                        "--version" => {
+                            assert_eq!(code, Some(0), "{name} --version: {stderr}");
+                            assert_eq!(
+                                stdout,
+                                format!("{name} {}\n", env!("CARGO_PKG_VERSION")),
+                                "{name} --version names another program"
+                            );
+                        }
+                        _ => {
+                            assert_eq!(code, Some(2), "{name} --no-such-flag");
+                            assert!(stderr.contains("--no-such-flag"), "{name}: {stderr}");
+                        }
+                    }
                 }
-            }
+            });
         }
-    }
+    });
 }
 
 #[test]

@@ -99,32 +99,32 @@ pub fn sha256_urlsafe_b64(data: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data))
 }
 
-/// A xorshift sequence seeded with `seed` (0 taken as 1).
-fn xorshift(seed: u64) -> impl Iterator<Item = u64> {
+/// `len` bytes of a xorshift sequence seeded with `seed` (0 taken as 1): `byte` maps each step's
+/// state to as many bytes as it likes (up to 8). A plain loop that stays fast unoptimized: the
+/// tests draw hundreds of MiB through it.
+fn xorshift_bytes(len: usize, seed: u64, byte: impl Fn(u64) -> [u8; 8]) -> Vec<u8> {
     let mut state = seed.max(1);
-    std::iter::repeat_with(move || {
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        state
-    })
+        out.extend_from_slice(&byte(state));
+    }
+    out.truncate(len);
+    out
 }
 
 /// `len` lowercase letters from a xorshift generator seeded with `seed`: text zstd and xz cannot
 /// shrink much, for transfers long enough to be caught in flight.
 pub fn incompressible_text(len: usize, seed: u64) -> String {
-    xorshift(seed)
-        .take(len)
-        .map(|x| char::from(b'a' + u8::try_from(x % 26).unwrap_or(0)))
-        .collect()
+    let letters = xorshift_bytes(len, seed, |x| x.to_le_bytes().map(|b| b'a' + b % 26));
+    String::from_utf8(letters).expect("lowercase ASCII letters")
 }
 
 /// `len` bytes from a xorshift generator seeded with `seed`: data that does not compress.
 pub fn incompressible_bytes(len: usize, seed: u64) -> Vec<u8> {
-    xorshift(seed)
-        .take(len)
-        .map(|x| x.to_le_bytes()[0])
-        .collect()
+    xorshift_bytes(len, seed, u64::to_le_bytes)
 }
 
 /// The files (and links) below `dir` as sorted `/`-separated relative paths.
@@ -211,4 +211,35 @@ pub fn assert_fails_with(out: &std::process::Output, code: i32, message: &str, w
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{what}: {stderr}");
     assert!(stderr.contains(message), "{message} not in {stderr}");
+}
+
+#[cfg(test)]
+mod tests {
+    /// The generators give the bytes of the xorshift64 (13, 7, 17) sequence from its seed, as
+    /// they are or mapped to letters, whatever the length asked.
+    #[test]
+    fn generated_data_follows_the_xorshift_sequence() {
+        let mut state: u64 = 42;
+        let bytes: Vec<u8> = (0..125)
+            .flat_map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state.to_le_bytes()
+            })
+            .collect();
+        let letters: String = bytes
+            .iter()
+            .map(|b| char::from(b"abcdefghijklmnopqrstuvwxyz"[usize::from(b % 26)]))
+            .collect();
+        assert_eq!(super::incompressible_text(1000, 42), letters);
+        assert_eq!(super::incompressible_text(7, 42), letters[..7]);
+        assert_eq!(super::incompressible_bytes(1000, 42), bytes);
+        assert_eq!(super::incompressible_bytes(13, 42), bytes[..13]);
+        assert_eq!(super::incompressible_bytes(0, 0), Vec::<u8>::new());
+        assert_eq!(
+            super::incompressible_bytes(3, 0),
+            super::incompressible_bytes(3, 1)
+        );
+    }
 }
