@@ -99,9 +99,8 @@ pub fn sha256_urlsafe_b64(data: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data))
 }
 
-/// `len` bytes of a xorshift sequence seeded with `seed` (0 taken as 1): `byte` maps each step's
-/// state to as many bytes as it likes (up to 8). A plain loop that stays fast unoptimized: the
-/// tests draw hundreds of MiB through it.
+/// `len` bytes of a xorshift sequence seeded with `seed` (0 taken as 1), `byte` turning each
+/// step's state into 8 bytes. A plain loop: the tests draw hundreds of MiB through it.
 fn xorshift_bytes(len: usize, seed: u64, byte: impl Fn(u64) -> [u8; 8]) -> Vec<u8> {
     let mut state = seed.max(1);
     let mut out = Vec::with_capacity(len + 8);
