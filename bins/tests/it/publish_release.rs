@@ -636,6 +636,57 @@ fn publishers_never_replace_each_others_files() {
     assert_eq!(stored(&server, bucket).len(), 4);
 }
 
+// A file another tool put under a key records no SHA-256: the same bytes are left alone,
+// other bytes (of the same size, or not) are refused naming what is there.
+#[test]
+fn a_file_written_by_another_tool_is_compared_by_its_bytes() {
+    let server = S3Server::start();
+    let bucket = "therock-repo-amd-dev-pytorch";
+    let name = "torch-2.10.0-cp312-cp312-linux_x86_64.whl";
+    let key = format!("v5/rocm/pytorch/whl-next/torch/{name}");
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), &[(name, "the wheel's bytes")]);
+    let src = source_arg(dir.path());
+    let args = [src.as_str(), "--release-type", "dev", "--structured"];
+
+    server.seed_object(
+        bucket,
+        &key,
+        b"the wheel's bytes",
+        Some("text/x-foreign"),
+        &[],
+    );
+    let r = run(PYTORCH, &args, Some(&server), true);
+    assert_ok(&r.out);
+    // Not written again: a write would have set the wheel's content type.
+    assert_eq!(
+        server.content_type(bucket, &key).as_deref(),
+        Some("text/x-foreign")
+    );
+
+    for (theirs, described) in [
+        (&b"THE WHEEL'S BYTES"[..], sha256_hex(b"THE WHEEL'S BYTES")),
+        (
+            &b"a longer file of other bytes"[..],
+            "no recorded sha256".to_owned(),
+        ),
+    ] {
+        server.seed_object(bucket, &key, theirs, Some("text/x-foreign"), &[]);
+        let r = run(PYTORCH, &args, Some(&server), true);
+        assert_fails_with(&r.out, 1, &format!("s3://{bucket}/{key}"), "conflict");
+        let stderr = r.stderr();
+        assert!(stderr.contains(&described), "{stderr}");
+        assert!(
+            stderr.contains(&sha256_hex(b"the wheel's bytes")),
+            "{stderr}"
+        );
+        assert_eq!(
+            fs_err::read(server.root().join(bucket).join(&key)).unwrap(),
+            theirs
+        );
+    }
+}
+
 // A wheel above the single-request size goes up in parts, with its digest recorded, and a
 // rerun finds it unchanged.
 #[test]

@@ -357,9 +357,10 @@ enum Published {
 /// Publishes one file so that no other publisher's file is silently replaced:
 ///
 /// 1. the file's SHA-256 is computed, and the destination looked up (HEAD);
-/// 2. a destination with the same recorded SHA-256 and size is left alone (a rerun, or a
-///    concurrent publisher of identical bytes); one with other bytes, or without a recorded
-///    digest, is an [`Error::Conflict`];
+/// 2. a destination with the same size and SHA-256 is left alone (a rerun, or a concurrent
+///    publisher of identical bytes); one with other bytes is an [`Error::Conflict`]. The
+///    SHA-256 is the one our upload recorded, or, for an object of the same size without one
+///    (written by another tool), that of its bytes;
 /// 3. an absent destination is written only if it is still absent when the write lands: one
 ///    conditional `PutObject` (`If-None-Match: *`) for a small file, a multipart upload whose
 ///    completion carries the same condition for a large one; a write that lost a race is
@@ -386,7 +387,10 @@ async fn publish_file(
         sha256: &sha256,
     };
     if let Some(existing) = backend.head_object(destination).await? {
-        return local.compare(&existing).map(|()| Published::Unchanged);
+        return local
+            .compare(backend, &existing)
+            .await
+            .map(|()| Published::Unchanged);
     }
     match backend
         .upload_file_if(
@@ -401,14 +405,20 @@ async fn publish_file(
         Err(e) if e.is_conflict() => {
             let existing = backend.head_object(destination).await?;
             return match existing {
-                Some(existing) => local.compare(&existing).map(|()| Published::Unchanged),
+                Some(existing) => local
+                    .compare(backend, &existing)
+                    .await
+                    .map(|()| Published::Unchanged),
                 None => Err(e.into()),
             };
         }
         Err(e) => return Err(e.into()),
     }
     match backend.head_object(destination).await? {
-        Some(written) => local.compare(&written).map(|()| Published::Uploaded),
+        Some(written) => local
+            .compare(backend, &written)
+            .await
+            .map(|()| Published::Uploaded),
         None => Err(Error::Verify {
             destination: destination.s3_uri(),
             source_file: source.display().to_string(),
@@ -431,27 +441,44 @@ impl Local<'_> {
         format!("{} bytes, sha256 {}", self.size, self.sha256)
     }
 
-    /// `Ok` when `existing` holds this file's bytes (same recorded SHA-256, same size).
-    fn compare(&self, existing: &storage_backend::ObjectHead) -> Result<(), Error> {
-        match existing.sha256.as_deref() {
-            Some(sha) if sha.eq_ignore_ascii_case(self.sha256) && existing.size == self.size => {
-                Ok(())
+    /// `Ok` when `existing` holds this file's bytes: the same size, and the same SHA-256,
+    /// recorded by our upload or, for an object written without one (by another tool), read
+    /// from its bytes.
+    async fn compare(
+        &self,
+        backend: &S3StorageBackend,
+        existing: &storage_backend::ObjectHead,
+    ) -> Result<(), Error> {
+        let (sha, origin) = match &existing.sha256 {
+            Some(sha) => (sha.clone(), "sha256"),
+            None if existing.size == self.size => (
+                backend.content_sha256(self.destination, existing).await?,
+                "no recorded sha256, bytes of sha256",
+            ),
+            None => {
+                return Err(self.conflict(format!("{} bytes, no recorded sha256", existing.size)));
             }
-            Some(sha) if sha.eq_ignore_ascii_case(self.sha256) => Err(Error::Verify {
+        };
+        if !sha.eq_ignore_ascii_case(self.sha256) {
+            return Err(self.conflict(format!("{} bytes, {origin} {sha}", existing.size)));
+        }
+        if existing.size != self.size {
+            return Err(Error::Verify {
                 destination: self.destination.s3_uri(),
                 source_file: self.source.display().to_string(),
                 expected: self.describe(),
                 found: format!("{} bytes, sha256 {sha}", existing.size),
-            }),
-            recorded => Err(Error::Conflict {
-                destination: self.destination.s3_uri(),
-                source_file: self.source.display().to_string(),
-                sha256: self.sha256.to_owned(),
-                existing: recorded.map_or_else(
-                    || format!("{} bytes, no recorded sha256", existing.size),
-                    |sha| format!("sha256 {sha}"),
-                ),
-            }),
+            });
+        }
+        Ok(())
+    }
+
+    fn conflict(&self, existing: String) -> Error {
+        Error::Conflict {
+            destination: self.destination.s3_uri(),
+            source_file: self.source.display().to_string(),
+            sha256: self.sha256.to_owned(),
+            existing,
         }
     }
 }

@@ -646,3 +646,32 @@ async fn conditional_multipart_uploads_detect_other_writers() {
     let head = s3.head_object(&free).await.unwrap().unwrap();
     assert_eq!(head.sha256.as_deref(), Some(sha.as_str()));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn content_sha256_hashes_an_object_without_a_recorded_digest() {
+    use sha2::Digest as _;
+    let server = S3Server::start();
+    let b = backend(&server, TransferOptions::default()).await;
+    let StorageBackend::S3(s3) = &b else {
+        unreachable!()
+    };
+    // As another tool leaves it: no sha256 metadata. Larger than one 8 MiB range, with a
+    // short last range.
+    let big = pattern_bytes((8 << 20) + 5, 3);
+    for (key, bytes) in [("big", big), ("empty", Vec::new())] {
+        server.seed_object("my-bucket", key, &bytes, None, &[]);
+        let head = s3
+            .head_object(&loc("my-bucket", key))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(head.sha256, None, "{key}");
+        assert_eq!(
+            s3.content_sha256(&loc("my-bucket", key), &head)
+                .await
+                .unwrap(),
+            hex::encode(sha2::Sha256::digest(&bytes)),
+            "{key}"
+        );
+    }
+}
