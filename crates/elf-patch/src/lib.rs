@@ -25,6 +25,7 @@ mod batch;
 mod classify;
 mod displace;
 mod file;
+mod mapped;
 mod parse;
 mod refs;
 mod shrink;
@@ -45,6 +46,7 @@ use std::path::{Path, PathBuf};
 
 pub use batch::{Print, print_values, run_files};
 pub use classify::{FileType, classify_bytes, file_soname, file_type};
+pub use mapped::MappedFile;
 pub use parse::{Class, Elf, Endian, is_elf};
 pub use write::{Edit, combined_search_path, patch};
 

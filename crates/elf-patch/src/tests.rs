@@ -373,7 +373,14 @@ fn verification_rejects_an_image_changed_outside_the_edit() {
     let (_, write) = crate::write::patch_and_expectation(&data, &edit)
         .unwrap()
         .unwrap();
-    crate::verify::verify(&elf, &out, &write).unwrap();
+    let check = |out: &[u8], expected| -> Result<(), ElfError> {
+        use crate::write::Original as _;
+        let kept = crate::verify::verify(&elf, out, expected)?;
+        crate::verify::unchanged(&kept, out, |at, bytes| {
+            crate::write::InMemory(&data).holds(at, bytes)
+        })
+    };
+    check(&out, &write).unwrap();
     // A byte of code.
     let code = elf
         .phdrs
@@ -382,7 +389,7 @@ fn verification_rejects_an_image_changed_outside_the_edit() {
         .unwrap();
     let text = usize::try_from(code.offset + code.filesz / 2).unwrap();
     out[text] ^= 0xff;
-    let err = crate::verify::verify(&elf, &out, &write).unwrap_err();
+    let err = check(&out, &write).unwrap_err();
     assert!(matches!(err, ElfError::Verification(_)), "{err}");
     // A planned string that did not land.
     let mut wrong = write.clone();
@@ -391,7 +398,7 @@ fn verification_rejects_an_image_changed_outside_the_edit() {
         crate::verify::Value::Str(b"x".to_vec()),
     ));
     out[text] ^= 0xff;
-    assert!(crate::verify::verify(&elf, &out, &wrong).is_err());
+    assert!(check(&out, &wrong).is_err());
 }
 
 #[test]

@@ -190,8 +190,14 @@ fn moved_segments(original: &Elf<'_>, new: &Elf<'_>) -> Result<(), ElfError> {
     Ok(())
 }
 
-/// Checks `out`, the patched image of `original`.
-pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Result<(), ElfError> {
+/// Checks `out`, the patched image of `original`; returns the byte ranges of the original
+/// outside the structures an edit may touch, which must still hold the original's bytes (for
+/// the caller to compare, see [`unchanged`]).
+pub(crate) fn verify(
+    original: &Elf<'_>,
+    out: &[u8],
+    expected: &Expected,
+) -> Result<Vec<(u64, u64)>, ElfError> {
     let new = Elf::parse(out).map_err(|e| fail(format!("the result does not parse: {e}")))?;
     if (new.e_type, new.machine, new.entry) != (original.e_type, original.machine, original.entry) {
         return Err(fail("ELF type, machine or entry point changed"));
@@ -255,21 +261,39 @@ pub(crate) fn verify(original: &Elf<'_>, out: &[u8], expected: &Expected) -> Res
         );
     }
     touched.sort_unstable();
+    let mut kept = Vec::new();
     let mut at = 0u64;
     for (start, end) in touched.into_iter().chain([(original.data.len() as u64, 0)]) {
         let stop = start.min(original.data.len() as u64);
         if at < stop {
-            let (a, b) = (
-                usize::try_from(at).expect("in file"),
-                usize::try_from(stop).expect("in file"),
-            );
-            if original.data[a..b] != out[a..b] {
-                return Err(fail(format!(
-                    "bytes {a:#x}..{b:#x} changed outside the edited structures"
-                )));
-            }
+            kept.push((at, stop));
         }
         at = at.max(end);
+    }
+    Ok(kept)
+}
+
+/// Checks that `out` holds the bytes of the original (`holds`: whether the original has these
+/// bytes at this offset) in each of the `kept` ranges, which [`verify`] returned.
+pub(crate) fn unchanged<E: From<ElfError>>(
+    kept: &[(u64, u64)],
+    out: &[u8],
+    holds: impl Fn(u64, &[u8]) -> Result<bool, E>,
+) -> Result<(), E> {
+    for &(start, stop) in kept {
+        let range = usize::try_from(start).ok().zip(usize::try_from(stop).ok());
+        let Some(bytes) = range.and_then(|(a, b)| out.get(a..b)) else {
+            return Err(fail(format!(
+                "bytes {start:#x}..{stop:#x} are missing from the result"
+            ))
+            .into());
+        };
+        if !holds(start, bytes)? {
+            return Err(fail(format!(
+                "bytes {start:#x}..{stop:#x} changed outside the edited structures"
+            ))
+            .into());
+        }
     }
     Ok(())
 }

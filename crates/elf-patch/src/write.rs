@@ -320,6 +320,59 @@ pub(crate) fn patch_and_expectation(
     edit: &Edit,
 ) -> Result<Option<(Vec<u8>, Expected)>, ElfError> {
     let elf = Elf::parse(data)?;
+    patch_parsed(&elf, edit, &InMemory(data))
+}
+
+/// The original bytes of an image being edited: the copy the edit is written into, and what
+/// the bytes the edit must leave alone are compared with. In memory, or read from a file again
+/// (so that a large file need not be held whole beside its edited copy).
+pub(crate) trait Original {
+    /// The error of reading the bytes.
+    type Error: From<ElfError>;
+    /// All the bytes, in a buffer of their own.
+    fn copy(&self) -> Result<Vec<u8>, Self::Error>;
+    /// Whether the original holds `bytes` at offset `at`.
+    fn holds(&self, at: u64, bytes: &[u8]) -> Result<bool, Self::Error>;
+}
+
+/// Bytes in memory, the image parsed from them.
+pub(crate) struct InMemory<'a>(pub(crate) &'a [u8]);
+
+impl Original for InMemory<'_> {
+    type Error = ElfError;
+
+    fn copy(&self) -> Result<Vec<u8>, ElfError> {
+        Ok(self.0.to_vec())
+    }
+
+    fn holds(&self, at: u64, bytes: &[u8]) -> Result<bool, ElfError> {
+        let at = usize::try_from(at).map_err(|_| ElfError::Truncated(at))?;
+        Ok(self.0.get(at..at + bytes.len()) == Some(bytes))
+    }
+}
+
+/// Plans `edit` on the parsed `elf`, writes it into a copy of `original` (the bytes `elf` was
+/// parsed from) and verifies the result; `None` when nothing changes.
+pub(crate) fn patch_parsed<O: Original>(
+    elf: &Elf<'_>,
+    edit: &Edit,
+    original: &O,
+) -> Result<Option<(Vec<u8>, Expected)>, O::Error> {
+    let Some((plan, expected)) = plan_edit(elf, edit)? else {
+        return Ok(None);
+    };
+    let out = layout(elf, &plan, original.copy()?)?;
+    let kept = crate::verify::verify(elf, &out, &expected)?;
+    crate::verify::unchanged(&kept, &out, |at, bytes| original.holds(at, bytes))?;
+    Ok(Some((out, expected)))
+}
+
+/// What `edit` changes in `elf`, and what its dynamic entries must read as afterwards; `None`
+/// when it changes nothing.
+fn plan_edit<'e, 'a>(
+    elf: &'e Elf<'a>,
+    edit: &Edit,
+) -> Result<Option<(Plan<'e, 'a>, Expected)>, ElfError> {
     if edit.is_empty() {
         return Ok(None);
     }
@@ -347,7 +400,7 @@ pub(crate) fn patch_and_expectation(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut plan = Plan {
-        elf: &elf,
+        elf,
         table: table.to_vec(),
         base_len: table.len() as u64,
         appended: Vec::new(),
@@ -407,9 +460,7 @@ pub(crate) fn patch_and_expectation(
             })
             .collect(),
     };
-    let out = layout(&elf, &plan)?;
-    crate::verify::verify(&elf, &out, &expected)?;
-    Ok(Some((out, expected)))
+    Ok(Some((plan, expected)))
 }
 
 /// Whether the `len` bytes at `at` hold nothing: no section contents, no non-`PT_LOAD`
@@ -599,19 +650,23 @@ fn segments(
     Ok(segs)
 }
 
-/// Writes the planned edit into a copy of the file.
+/// Writes the planned edit into `out`, a copy of the file.
 #[expect(
     clippy::too_many_lines,
     reason = "one pass over the new segments' contents reads best in one place"
 )]
-fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>) -> Result<Vec<u8>, ElfError> {
+fn layout(elf: &Elf<'_>, plan: &Plan<'_, '_>, mut out: Vec<u8>) -> Result<Vec<u8>, ElfError> {
     let c = elf.c;
     let dynamic = elf.dynamic.as_ref().expect("planned on a dynamic file");
     let dyn_ph = elf.phdrs[dynamic.phdr];
     let entry_size = 2 * c.word_size();
     let grow_strings = !plan.appended.is_empty();
     let move_dynamic = plan.entries.len() + 1 > dynamic.capacity;
-    let mut out = elf.data.to_vec();
+    if out.len() != elf.data.len() {
+        return Err(ElfError::Malformed(
+            "the file changed while it was read".to_owned(),
+        ));
+    }
     let mut phdrs = elf.phdrs.clone();
     let mut entries = plan.entries.clone();
     let old_strtab = elf.dyn_value(elf::DT_STRTAB).expect("checked by dynstr()");

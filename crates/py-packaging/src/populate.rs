@@ -73,7 +73,7 @@ pub(crate) fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
     }
 }
 
-/// ELF files from this size on are edited one at a time.
+/// ELF files from this size on are edited one at a time, mapped rather than read.
 const LARGE_ELF: u64 = 64 << 20;
 static LARGE_ELF_EDITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -86,40 +86,41 @@ pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) ->
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) | 0o200;
     #[cfg(not(unix))]
     let mode = 0o644;
-    if edit.is_none() || !starts_with_elf_magic(source)? {
-        // Nothing to edit: the kernel copies the bytes (no pass through this process).
-        if let Some(parent) = dest.parent() {
-            fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
-        }
-        if fs_err::symlink_metadata(dest).is_ok() {
-            fs_err::remove_file(dest).map_err(|e| FileError::write(dest, e))?;
-        }
-        fs_err::copy(source, dest).map_err(|e| FileError::write(dest, e))?;
-        #[cfg(unix)]
-        fs_err::set_permissions(dest, std::os::unix::fs::PermissionsExt::from_mode(mode))
-            .map_err(|e| FileError::write(dest, e))?;
-        return set_mtime(dest, &meta);
-    }
-    // An edit holds the file and its edited copy in memory: large ELF files are edited one at
-    // a time (as the reference's patchelf runs), so peak memory stays about twice the largest
-    // file however many threads copy.
-    let _large = (meta.len() >= LARGE_ELF).then(|| {
-        LARGE_ELF_EDITS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    });
-    let mut data = fs_err::read(source).map_err(|e| FileError::read(source, e))?;
+    let edit = match edit {
+        Some(edit) if starts_with_elf_magic(source)? => edit,
+        _ => return copy_as_is(source, dest, &meta, mode),
+    };
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    if let Some(edit) = edit
-        && matches!(
-            elf_patch::classify_bytes(&name, &data),
+    let edits = |data: &[u8]| {
+        matches!(
+            elf_patch::classify_bytes(&name, data),
             FileType::Exe | FileType::So
-        )
-        && elf_patch::Elf::parse(&data).is_ok_and(|e| e.has_string_table())
-    {
+        ) && elf_patch::Elf::parse(data).is_ok_and(|e| e.has_string_table())
+    };
+    if meta.len() >= LARGE_ELF {
+        // Large files are edited one at a time (as the reference's patchelf runs), mapped: the
+        // edited copy and the pages of the tables read are held, not the file twice.
+        let _large = LARGE_ELF_EDITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let image = elf_patch::MappedFile::open(source).map_err(|e| large_error(source, e))?;
+        let patched = if edits(image.bytes()) {
+            crate::timing::timed(crate::timing::Stage::Elf, || image.patch(edit))
+                .map_err(|e| large_error(source, e))?
+        } else {
+            None
+        };
+        drop(image);
+        return match patched {
+            Some(data) => write_edited(dest, &data, mode, &meta),
+            None => copy_as_is(source, dest, &meta, mode),
+        };
+    }
+    let mut data = fs_err::read(source).map_err(|e| FileError::read(source, e))?;
+    if edits(&data) {
         match crate::timing::timed(crate::timing::Stage::Elf, || elf_patch::patch(&data, edit)) {
             Ok(Some(patched)) => data = patched,
             Ok(None) => {}
@@ -131,11 +132,57 @@ pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) ->
             }
         }
     }
+    write_edited(dest, &data, mode, &meta)
+}
+
+/// The error of editing the large file `source`.
+fn large_error(source: &Path, e: elf_patch::Error) -> Error {
+    match e {
+        elf_patch::Error::Elf { reason, .. } => Error::Rpath {
+            file: source.to_path_buf(),
+            source: reason,
+        },
+        elf_patch::Error::Io { reason, .. } => FileError::read(source, reason).into(),
+        // Not a regular file (the path was replaced since it was looked at), and so on.
+        other => FileError::read(source, std::io::Error::other(other.to_string())).into(),
+    }
+}
+
+/// Copies `source` to `dest` unchanged: the kernel copies the bytes (no pass through this
+/// process); `dest` gets `mode` and the mtime of `meta`.
+fn copy_as_is(
+    source: &Path,
+    dest: &Path,
+    meta: &std::fs::Metadata,
+    mode: u32,
+) -> Result<(), Error> {
     if let Some(parent) = dest.parent() {
         fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
     }
-    crate::write_file(dest, &data, mode)?;
-    set_mtime(dest, &meta)
+    if fs_err::symlink_metadata(dest).is_ok() {
+        fs_err::remove_file(dest).map_err(|e| FileError::write(dest, e))?;
+    }
+    fs_err::copy(source, dest).map_err(|e| FileError::write(dest, e))?;
+    #[cfg(unix)]
+    fs_err::set_permissions(dest, std::os::unix::fs::PermissionsExt::from_mode(mode))
+        .map_err(|e| FileError::write(dest, e))?;
+    #[cfg(not(unix))]
+    let _ = mode;
+    set_mtime(dest, meta)
+}
+
+/// Writes `data` as `dest` with `mode` and the mtime of `meta`.
+fn write_edited(
+    dest: &Path,
+    data: &[u8],
+    mode: u32,
+    meta: &std::fs::Metadata,
+) -> Result<(), Error> {
+    if let Some(parent) = dest.parent() {
+        fs_err::create_dir_all(parent).map_err(|e| FileError::write(parent, e))?;
+    }
+    crate::write_file(dest, data, mode)?;
+    set_mtime(dest, meta)
 }
 
 /// Whether the file at `path` begins with the ELF magic (a shorter file does not).

@@ -279,3 +279,46 @@ fn a_stub_whose_target_is_missing_says_so() {
             .is_err()
     );
 }
+
+/// A library and an object file above the size from which ELF files are edited from a
+/// mapping: the library is written as the in-memory edit writes it, with the source's mtime;
+/// the object file (no dynamic section) is copied as it is.
+#[test]
+fn large_elf_files_are_edited_from_a_mapping_as_small_ones_are() {
+    use crate::populate::copy_with_edit;
+    let tmp = tempfile::tempdir().unwrap();
+    let source = "const char big[70 << 20] = {1};\nint big_at(int i) { return big[i]; }\n";
+    let lib = cc(
+        tmp.path(),
+        "libbig.so.1",
+        source,
+        &["-shared", "-fPIC", "-Wl,-soname,libbig.so.1"],
+    );
+    let object = cc(tmp.path(), "big.o", source, &["-c", "-fPIC"]);
+    let edit = crate::populate::runtime_edit("lib/libbig.so.1", &core_deps(&["lib/llvm/lib"]));
+    for (file, edited) in [(&lib, true), (&object, false)] {
+        let data = fs_err::read(file).unwrap();
+        assert!(data.len() > 70 << 20, "{}", data.len());
+        let dest = tmp.path().join("out").join(file.file_name().unwrap());
+        copy_with_edit(file, &dest, Some(&edit)).unwrap();
+        let expected = if edited {
+            elf_patch::patch(&data, &edit).unwrap().unwrap()
+        } else {
+            data
+        };
+        assert!(
+            fs_err::read(&dest).unwrap() == expected,
+            "{}",
+            dest.display()
+        );
+        assert_eq!(
+            fs_err::metadata(&dest).unwrap().modified().unwrap(),
+            fs_err::metadata(file).unwrap().modified().unwrap()
+        );
+    }
+    let out = tmp.path().join("out/libbig.so.1");
+    assert_eq!(
+        readelf_dynamic(&out).rpath.as_deref(),
+        Some("$ORIGIN/../../_rocm_sdk_core/lib/llvm/lib")
+    );
+}
