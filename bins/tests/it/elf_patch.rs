@@ -79,19 +79,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
         cc(dir, "pie", prog, &["-pie", "-fPIE"]),
         cc(dir, "nopie", prog, &["-no-pie"]),
     ];
-    let mut system: Vec<PathBuf> = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"]
-        .iter()
-        .filter_map(|d| fs_err::read_dir(d).ok())
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            name.contains(".so.") && !p.is_symlink() && p.is_file()
-        })
-        .filter(|p| fs_err::read(p).is_ok_and(|d| elf_patch::is_elf(&d)))
-        .collect();
-    system.sort();
+    let system = rock_ci_test_support::elf::system_libraries();
     for (i, p) in system.into_iter().take(12).enumerate() {
         let copy = dir.join(format!(
             "sys{i}-{}",

@@ -1,35 +1,13 @@
-use std::path::PathBuf;
-
 use super::{MappedFile, Reread};
 use crate::write::Original as _;
 use crate::{Edit, ElfError, Error, patch};
-
-/// Shared libraries of this machine (real files, not links), the first `n` by name.
-fn system_libraries(n: usize) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"]
-        .iter()
-        .filter_map(|d| fs_err::read_dir(d).ok())
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().contains(".so."))
-                && !p.is_symlink()
-                && p.is_file()
-        })
-        .filter(|p| fs_err::read(p).is_ok_and(|d| crate::is_elf(&d)))
-        .collect();
-    found.sort();
-    found.truncate(n);
-    found
-}
 
 // The mapped path gives the very bytes (or the very error) the in-memory one gives, on real
 // libraries, for an edit that fits in place and one that moves the tables to a new segment.
 #[test]
 fn a_mapped_file_is_edited_as_its_bytes_in_memory_are() {
-    let libraries = system_libraries(16);
+    let mut libraries = rock_ci_test_support::elf::system_libraries();
+    libraries.truncate(16);
     assert!(libraries.len() >= 8, "too few libraries: {libraries:?}");
     let edits = [
         Edit {
