@@ -312,9 +312,18 @@ fn same_content(a: &Path, b: &Path) -> std::io::Result<bool> {
     }
 }
 
-/// Moves the tree `from` into `to`, entry by entry. A path another artifact of this fetch
-/// already put there must have the same content (else an error naming both artifacts); a path
-/// left by an earlier run is replaced.
+/// The artifact of this fetch that placed `rel`: its own entry, or that of a directory above it
+/// that was moved in whole.
+fn owner_of<'a>(owners: &'a HashMap<PathBuf, String>, rel: &Path) -> Option<&'a String> {
+    rel.ancestors()
+        .take_while(|p| !p.as_os_str().is_empty())
+        .find_map(|p| owners.get(p))
+}
+
+/// Moves the tree `from` into `to`: a directory `to` does not have yet in one rename (all of
+/// it then belongs to this artifact), else entry by entry. A path another artifact of this
+/// fetch already put there must have the same content (else an error naming both artifacts);
+/// a path left by an earlier run is replaced.
 fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
     for entry in fs_err::read_dir(from.join(rel)).map_err(|e| FileError::read(from, e))? {
         let entry = entry.map_err(|e| FileError::read(from, e))?;
@@ -324,14 +333,19 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
         let existing = fs_err::symlink_metadata(&dst).ok();
         if ty.is_dir() {
             match &existing {
-                Some(m) if m.is_dir() => {}
-                Some(_) => {
-                    fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?;
-                    fs_err::create_dir(&dst).map_err(|e| FileError::write(&dst, e))?;
+                Some(m) if m.is_dir() => {
+                    merge(from, to, &rel_child, key, index)?;
+                    continue;
                 }
-                None => fs_err::create_dir(&dst).map_err(|e| FileError::write(&dst, e))?,
+                Some(_) => fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?,
+                None => {}
             }
-            merge(from, to, &rel_child, key, index)?;
+            fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
+            index
+                .owners
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(rel_child, key.to_owned());
             continue;
         }
         let mut owners = index
@@ -339,7 +353,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(m) = &existing {
-            if let Some(owner) = owners.get(&rel_child).filter(|o| *o != key) {
+            if let Some(owner) = owner_of(&owners, &rel_child).filter(|o| *o != key) {
                 if !same_content(&src, &dst).map_err(|e| FileError::read(&dst, e))? {
                     return Err(Error::FlattenConflict {
                         path: rel_child.clone(),
@@ -447,18 +461,18 @@ impl FlattenIndex {
     }
 }
 
-/// Removes `{root}/{rel}` except the paths of `owners` (relative to `root`) and the
-/// directories leading to them.
+/// Removes `{root}/{rel}` except the paths of `owners` (relative to `root`; a directory with
+/// all it holds) and the directories leading to them.
 fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) -> Result<(), Error> {
     let path = root.join(rel);
     let Ok(meta) = fs_err::symlink_metadata(&path) else {
         return Ok(());
     };
-    if !meta.is_dir() {
-        if !owners.contains_key(rel) {
-            fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e))?;
-        }
+    if owner_of(owners, rel).is_some() {
         return Ok(());
+    }
+    if !meta.is_dir() {
+        return fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e).into());
     }
     if !owners.keys().any(|owned| owned.starts_with(rel)) {
         return file_tree::remove_tree(&path).map_err(|e| FileError::write(&path, e).into());
