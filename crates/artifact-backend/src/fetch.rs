@@ -325,11 +325,22 @@ fn owner_of<'a>(owners: &'a HashMap<PathBuf, String>, rel: &Path) -> Option<&'a 
 /// fetch already put there must have the same content (else an error naming both artifacts);
 /// a path left by an earlier run is replaced.
 fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
+    let dirs = NoReplace::open(&from.join(rel), &to.join(rel));
     for entry in fs_err::read_dir(from.join(rel)).map_err(|e| FileError::read(from, e))? {
         let entry = entry.map_err(|e| FileError::read(from, e))?;
         let rel_child = rel.join(entry.file_name());
         let (src, dst) = (from.join(&rel_child), to.join(&rel_child));
         let ty = entry.file_type().map_err(|e| FileError::read(&src, e))?;
+        // Where the destination is free (nearly always) one call moves the entry, without
+        // looking at the destination first.
+        if dirs.rename(&entry.file_name(), &dst)? {
+            index
+                .owners
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(rel_child, key.to_owned());
+            continue;
+        }
         let existing = fs_err::symlink_metadata(&dst).ok();
         if ty.is_dir() {
             match &existing {
@@ -371,6 +382,60 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
         owners.insert(rel_child, key.to_owned());
     }
     Ok(())
+}
+
+/// Renames between two directories that never replace an entry (`renameat2` with
+/// `RENAME_NOREPLACE`, through handles of both, on Linux); elsewhere, or where the file system
+/// refuses the flag, every rename is left to the general path.
+struct NoReplace {
+    #[cfg(target_os = "linux")]
+    dirs: Option<(rustix::fd::OwnedFd, rustix::fd::OwnedFd)>,
+}
+
+impl NoReplace {
+    fn open(from: &Path, to: &Path) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let open = |p: &Path| {
+                rustix::fs::open(
+                    p,
+                    OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+            };
+            NoReplace {
+                dirs: open(from).and_then(|f| Ok((f, open(to)?))).ok(),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (from, to);
+            NoReplace {}
+        }
+    }
+
+    /// Moves `name` unless the destination (`dst`, for errors) has an entry of that name:
+    /// `true` when moved, `false` when there is one (or this cannot tell).
+    fn rename(&self, name: &std::ffi::OsStr, dst: &Path) -> Result<bool, Error> {
+        #[cfg(target_os = "linux")]
+        if let Some((from, to)) = &self.dirs {
+            use rustix::io::Errno;
+            return match rustix::fs::renameat_with(
+                from,
+                name,
+                to,
+                name,
+                rustix::fs::RenameFlags::NOREPLACE,
+            ) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST | Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => Ok(false),
+                Err(e) => Err(FileError::write(dst, e.into()).into()),
+            };
+        }
+        let _ = (name, dst);
+        Ok(false)
+    }
 }
 
 /// Moves the relpath trees of an artifact unpacked in `from` into `to` (`fetch --bootstrap`).
