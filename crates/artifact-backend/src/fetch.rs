@@ -334,11 +334,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
         // Where the destination is free (nearly always) one call moves the entry, without
         // looking at the destination first.
         if dirs.rename(&entry.file_name(), &dst)? {
-            index
-                .owners
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(rel_child, key.to_owned());
+            index.own(rel_child, key);
             continue;
         }
         let existing = fs_err::symlink_metadata(&dst).ok();
@@ -352,11 +348,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 None => {}
             }
             fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
-            index
-                .owners
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(rel_child, key.to_owned());
+            index.own(rel_child, key);
             continue;
         }
         let mut owners = index
@@ -492,6 +484,14 @@ fn prebuilt_marker(dir: &Path) -> PathBuf {
 }
 
 impl FlattenIndex {
+    /// Records that artifact `key` placed `rel` (a directory with all it holds).
+    fn own(&self, rel: PathBuf, key: &str) {
+        self.owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(rel, key.to_owned());
+    }
+
     /// The relpaths a bootstrap fetch placed, sorted.
     pub fn relpaths(&self) -> Vec<String> {
         let mut out: Vec<String> = self
