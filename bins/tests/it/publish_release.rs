@@ -725,6 +725,27 @@ fn large_wheels_are_published_and_verified() {
     );
 }
 
+/// `publish_pytorch_to_release_bucket --structured` of `src` (dev), reaching `server` through
+/// `proxy`.
+fn publish_through(
+    server: &S3Server,
+    proxy: &rock_ci_test_support::FaultProxy,
+    src: &str,
+) -> Output {
+    let mut env = aws_env(server);
+    for (k, v) in &mut env {
+        if *k == "AWS_ENDPOINT_URL" {
+            *v = proxy.endpoint();
+        }
+    }
+    Command::new(crate::common::tool(PYTORCH))
+        .args([src, "--release-type=dev", "--structured"])
+        .env_clear()
+        .envs(env)
+        .output()
+        .unwrap()
+}
+
 // Two publishers of different large wheels under one key at the same moment: the other one
 // lands while this one's parts are going up (after its HEAD found the key free). The
 // completion is conditional, so the other's file stays and this one fails naming both.
@@ -763,18 +784,7 @@ fn a_large_wheel_landing_meanwhile_is_not_replaced() {
     let data: Vec<u8> = (0..9u32 << 20).map(|i| (i % 241) as u8).collect();
     fs_err::write(dir.path().join(name), &data).unwrap();
     let src = source_arg(dir.path());
-    let mut env = aws_env(&server);
-    for (k, v) in &mut env {
-        if *k == "AWS_ENDPOINT_URL" {
-            *v = proxy.endpoint();
-        }
-    }
-    let out = Command::new(crate::common::tool(PYTORCH))
-        .args([src.as_str(), "--release-type=dev", "--structured"])
-        .env_clear()
-        .envs(env)
-        .output()
-        .unwrap();
+    let out = publish_through(&server, &proxy, &src);
     assert!(landed.load(std::sync::atomic::Ordering::SeqCst));
     assert_fails_with(&out, 1, &format!("s3://{bucket}/{key}"), "conflict");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -786,5 +796,39 @@ fn a_large_wheel_landing_meanwhile_is_not_replaced() {
     assert_eq!(
         fs_err::read(server.root().join(bucket).join(&key)).unwrap(),
         b"the other job's wheel"
+    );
+}
+
+// A large wheel's multipart completion lands, but the publisher is told it failed, on every
+// attempt (the first lands; the retries find the upload gone on a real server): the object
+// holds the wheel's bytes, so the publication succeeds, saying so.
+#[test]
+fn a_completion_that_landed_though_it_failed_succeeds() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let server = S3Server::start();
+    let bucket = "therock-repo-amd-dev-pytorch";
+    server.create_bucket(bucket);
+    let name = "torch-2.10.0-cp312-cp312-linux_x86_64.whl";
+    let key = format!("v5/rocm/pytorch/whl-next/torch/{name}");
+    let completion = |fault| Rule::new(fault).method("POST").path_contains("uploadId=");
+    let plan = FaultPlan::new()
+        .rule(completion(Fault::LostAnswer).first(1))
+        .rule(completion(Fault::Status500));
+    let proxy = FaultProxy::start(server.addr(), plan);
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..9u32 << 20).map(|i| (i % 239) as u8).collect();
+    fs_err::write(dir.path().join(name), &data).unwrap();
+    let src = source_arg(dir.path());
+    let out = publish_through(&server, &proxy, &src);
+    assert_eq!(proxy.injected(Fault::LostAnswer), 1);
+    assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("but the object holds this file's bytes"),
+        "{stderr}"
+    );
+    assert_eq!(
+        sha256_hex(&fs_err::read(server.root().join(bucket).join(&key)).unwrap()),
+        sha256_hex(&data)
     );
 }

@@ -364,7 +364,8 @@ enum Published {
 /// 3. an absent destination is written only if it is still absent when the write lands: one
 ///    conditional `PutObject` (`If-None-Match: *`) for a small file, a multipart upload whose
 ///    completion carries the same condition for a large one; a write that lost a race is
-///    looked at again as in 2;
+///    looked at again as in 2, and so is one that failed otherwise (its answer may have been
+///    lost after it landed);
 /// 4. the destination is read back (HEAD): its size and recorded SHA-256 must be the file's,
 ///    else the write was lost ([`Error::Verify`]).
 async fn publish_file(
@@ -412,7 +413,22 @@ async fn publish_file(
                 None => Err(e.into()),
             };
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            // A write whose answer was lost may still have landed (a multipart completion
+            // told it failed, or retried after the server had done it): the destination
+            // holding this file's bytes is what the write was for.
+            let landed = match backend.head_object(destination).await? {
+                Some(existing) => local.compare(backend, &existing).await.is_ok(),
+                None => false,
+            };
+            if !landed {
+                return Err(e.into());
+            }
+            tracing::warn!(
+                "{}: the write reported an error ({e}), but the object holds this file's bytes",
+                destination.s3_uri()
+            );
+        }
     }
     match backend.head_object(destination).await? {
         Some(written) => local

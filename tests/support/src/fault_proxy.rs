@@ -25,6 +25,10 @@ pub enum Fault {
     Status503,
     /// Reads the request head, then resets the connection (zero linger) without answering.
     ResetBeforeHeaders,
+    /// The request reaches the upstream and is done there; once the upstream's answer starts,
+    /// it is dropped and a `500` (`InternalError`) sent instead: a write that landed though the
+    /// client is told it failed.
+    LostAnswer,
     /// Sends the response head and the first half of the body, then resets the connection.
     ResetMidBody,
     /// Sends the response head and the first half of the body, then closes cleanly (FIN):
@@ -48,7 +52,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every kind, for counters (a throttle's rate is irrelevant here).
-    const KINDS: usize = 9;
+    const KINDS: usize = 10;
 
     fn index(self) -> usize {
         match self {
@@ -61,6 +65,7 @@ impl Fault {
             Fault::BitFlip => 6,
             Fault::Stall => 7,
             Fault::Throttle { .. } => 8,
+            Fault::LostAnswer => 9,
         }
     }
 
@@ -401,24 +406,7 @@ async fn serve(mut down: TcpStream, shared: Arc<Shared>) {
     let ending = match fault {
         Some(f @ (Fault::Status500 | Fault::Status503)) => {
             count(Some(f));
-            let (status, code) = if f == Fault::Status500 {
-                ("500 Internal Server Error", "InternalError")
-            } else {
-                ("503 Slow Down", "SlowDown")
-            };
-            let body = format!(
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>injected by the fault proxy</Message><Resource>{}</Resource><RequestId>fault-proxy</RequestId></Error>",
-                head.path
-            );
-            let response = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/xml\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            if down.write_all(response.as_bytes()).await.is_ok() {
-                Ending::Close
-            } else {
-                Ending::Reset
-            }
+            error_answer(f, &head, &mut down).await
         }
         Some(f @ Fault::ResetBeforeHeaders) => {
             count(Some(f));
@@ -498,6 +486,33 @@ async fn forward_request(
     std::future::pending::<()>().await;
 }
 
+/// Answers `head` with the S3 error of `fault` (`500 InternalError`, or `503 SlowDown` for
+/// [`Fault::Status503`]); how the connection is to end.
+async fn error_answer(
+    fault: Fault,
+    head: &RequestHead,
+    down: &mut (impl AsyncWrite + Unpin),
+) -> Ending {
+    let (status, code) = if fault == Fault::Status503 {
+        ("503 Slow Down", "SlowDown")
+    } else {
+        ("500 Internal Server Error", "InternalError")
+    };
+    let body = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>injected by the fault proxy</Message><Resource>{}</Resource><RequestId>fault-proxy</RequestId></Error>",
+        head.path
+    );
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/xml\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if down.write_all(response.as_bytes()).await.is_ok() {
+        Ending::Close
+    } else {
+        Ending::Reset
+    }
+}
+
 /// Forwards the upstream's response (interim `1xx` heads verbatim), applying `fault`; how the
 /// downstream connection is to end.
 async fn forward_response(
@@ -536,6 +551,11 @@ async fn forward_response(
     } else {
         header(&headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok())
     };
+    if fault == Some(Fault::LostAnswer) {
+        // The upstream has answered, so it has done the request; its answer is dropped.
+        count(fault);
+        return error_answer(Fault::LostAnswer, request, down).await;
+    }
     // A body fault without a body to cut forwards the response unchanged.
     let fault = fault.filter(|f| !f.cuts_body() || length.is_some_and(|l| l > 0));
     count(fault);
