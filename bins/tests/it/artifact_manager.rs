@@ -2,6 +2,7 @@
 //! --bootstrap, push, copy across buckets, fetch --flatten / --no-extract / default), the
 //! description commands, and the failures of spec §4.10.
 
+use crate::common::Launch as _;
 #[cfg(unix)]
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -147,7 +148,7 @@ impl Pipeline {
             .env("THEROCK_DIR", &therock)
             .envs(env.iter().copied())
             .current_dir(self.work.path());
-        command.output().unwrap()
+        command.run_output().unwrap()
     }
 
     /// Pushes stage `foundation` with `core_lib_generic` holding 3 MiB that zstd cannot shrink
@@ -932,7 +933,7 @@ fn a_killed_bootstrap_leaves_no_marker_and_reruns_clean() {
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap();
+    let mut child = command.run_spawn().unwrap();
     let started = std::time::Instant::now();
     let caught = loop {
         if out.join("base/stage/lib/small.so").exists() {
@@ -1008,7 +1009,7 @@ fn the_terminal_display_moves_mid_transfer() {
         .env("THEROCK_DIR", p.path("therock"))
         .env("TERM", "xterm")
         .envs(env.iter().copied())
-        .output()
+        .run_output()
         .unwrap();
     let drawn = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
     assert!(out.status.success(), "{drawn}");

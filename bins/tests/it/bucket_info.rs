@@ -1,6 +1,7 @@
 //! `write_artifacts_bucket_info`: the step outputs of the artifacts bucket for every release
 //! type, base and external repositories, forks and not.
 
+use crate::common::Launch as _;
 use std::process::Output;
 
 use rock_ci_test_support::assert_fails_with;
@@ -24,7 +25,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         .env_clear()
         .envs(env.iter().copied())
         .env("GITHUB_OUTPUT", &outputs)
-        .output()
+        .run_output()
         .unwrap();
     let written = fs_err::read_to_string(&outputs).unwrap_or_default();
     (out, written)
@@ -124,7 +125,7 @@ fn defaults_to_ci_outside_a_pull_request_and_appends() {
         .env_clear()
         .env("GITHUB_OUTPUT", &outputs)
         .env("GITHUB_EVENT_NAME", "push")
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success());
     assert_eq!(
@@ -156,7 +157,7 @@ fn a_bad_release_type_fails_and_writes_nothing() {
 fn without_github_output_it_warns_and_succeeds() {
     let out = std::process::Command::new(crate::common::tool("write_artifacts_bucket_info"))
         .env_clear()
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();

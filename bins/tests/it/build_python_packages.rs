@@ -4,6 +4,7 @@
 //! stub run through a console script, the devel tarball's links); two builds are
 //! byte-identical.
 
+use crate::common::Launch as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -61,7 +62,7 @@ fn build(artifacts: &Path, dest: &Path, extra: &[&str]) -> Output {
         .args(["--version", "1.2.3"])
         .args(extra)
         .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -223,7 +224,7 @@ fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
     check_installed(&venv, "_rocm_sdk_libraries");
     let kpack = Command::new(venv.join("bin/python"))
         .args(["-c", "import importlib.util, pathlib; p = pathlib.Path(importlib.util.find_spec('_rocm_sdk_libraries').origin).parent; print((p / '.kpack' / 'blas_lib_gfx942.kpack').read_text().strip(), (p / '.devel_links' / 'gfx942.json').is_file())"])
-        .output()
+        .run_output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&kpack.stdout), "kpack True\n");
 }
@@ -248,7 +249,7 @@ fn relative_paths_are_taken_from_the_working_directory() {
         ])
         .arg(templates())
         .env("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64")
-        .output()
+        .run_output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -353,20 +354,20 @@ fn bad_inputs_fail_with_the_reference_messages() {
         .arg("--templates-dir")
         .arg(tmp.path())
         .current_dir(tmp.path())
-        .output()
+        .run_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     // Usage errors exit 2.
     let usage = Command::new(crate::common::tool("build_python_packages"))
         .arg("--dest")
         .arg("d")
-        .output()
+        .run_output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
     // An ambiguous prefix names the candidates, as argparse does.
     let usage = Command::new(crate::common::tool("build_python_packages"))
         .args(["--d", "x"])
-        .output()
+        .run_output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
     let err = String::from_utf8_lossy(&usage.stderr);
@@ -516,7 +517,7 @@ fn an_old_setuptools_is_refused() {
         .arg("--templates-dir")
         .arg(templates())
         .args(["--version", "1.2.3"])
-        .output()
+        .run_output()
         .unwrap();
     rock_ci_test_support::assert_fails_with(
         &out,

@@ -1,3 +1,4 @@
+use crate::common::Launch as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -11,7 +12,7 @@ fn ci_layout(args: &[&str], env: &[(&str, &str)]) -> Output {
         .args(args)
         .env_clear()
         .envs(env.iter().copied())
-        .output()
+        .run_output()
         .unwrap()
 }
 

@@ -1,7 +1,8 @@
 //! Helpers of the uploaders' tests.
 
+use std::io;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 /// The platform the tools default to here, as it appears in keys (`{run_id}-{platform}`).
 pub(crate) const HOST_PLATFORM: &str = if cfg!(windows) { "windows" } else { "linux" };
@@ -61,6 +62,53 @@ pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `Command::output` and `spawn`, tried again when the new process ended while it was
+/// being set up, before the program's own code ran. Wine reports that as `ERROR_INTERNAL_ERROR`
+/// from `CreateProcess` (the process was gone before its start-up finished, with exit code 0);
+/// the tests run as Windows programs under Wine, where it happens on a loaded machine. Any other
+/// error, and any process that started, is returned as it is.
+pub(crate) trait Launch {
+    /// [`Command::output`], tried again as above.
+    fn run_output(&mut self) -> io::Result<Output>;
+    /// [`Command::spawn`], tried again as above.
+    fn run_spawn(&mut self) -> io::Result<Child>;
+}
+
+impl Launch for Command {
+    fn run_output(&mut self) -> io::Result<Output> {
+        launched(|| self.output())
+    }
+    fn run_spawn(&mut self) -> io::Result<Child> {
+        launched(|| self.spawn())
+    }
+}
+
+/// `start()`, again (up to 4 times in all) while it fails as [`Launch`] describes.
+#[expect(
+    clippy::print_stderr,
+    reason = "a retried start shows in the output of the test that failed later"
+)]
+fn launched<T>(mut start: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    /// `ERROR_INTERNAL_ERROR`, what Wine's `CreateProcess` returns for a process lost during
+    /// its start-up.
+    const LOST_DURING_START_UP: i32 = 1359;
+    let mut attempt = 1;
+    loop {
+        match start() {
+            Err(e)
+                if cfg!(windows)
+                    && e.raw_os_error() == Some(LOST_DURING_START_UP)
+                    && attempt < 4 =>
+            {
+                eprintln!("the new process was lost during its start-up ({e}); starting it again");
+                std::thread::sleep(std::time::Duration::from_millis(200 * attempt));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Runs `bin` with `args` in `cwd`, with only `env` in its environment.
 pub(crate) fn run_tool(bin: &str, args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     Command::new(bin)
@@ -68,7 +116,7 @@ pub(crate) fn run_tool(bin: &str, args: &[&str], env: &[(&str, &str)], cwd: &Pat
         .env_clear()
         .envs(env.iter().copied())
         .current_dir(cwd)
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -140,7 +188,7 @@ pub(crate) fn tool(name: &str) -> &'static str {
         let out = Command::new(env!("CARGO_BIN_EXE_rock-ci"))
             .arg("--link-tools")
             .arg(&dir)
-            .output()
+            .run_output()
             .unwrap();
         assert_ok(&out);
         dir

@@ -1,5 +1,6 @@
 //! `elf-patch` end to end, and against patchelf 0.19 on the same inputs.
 
+use crate::common::Launch as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,7 +20,7 @@ fn theirs() -> Command {
 
 /// Runs elf-patch with `args` then `paths`, whatever its exit status.
 fn ours_with(args: &[&str], paths: &[&Path]) -> Output {
-    ours().args(args).args(paths).output().unwrap()
+    ours().args(args).args(paths).run_output().unwrap()
 }
 
 fn stdout(out: &Output) -> String {
@@ -167,7 +168,7 @@ fn patched_program_still_runs_and_output_flag_leaves_the_input() {
     );
     assert_eq!(fs_err::read(&prog).unwrap(), before);
     assert_eq!(readelf_dynamic(&out).rpath, Some("/opt/x".repeat(50)));
-    let ran = Command::new(&out).args(["a", "b"]).output().unwrap();
+    let ran = Command::new(&out).args(["a", "b"]).run_output().unwrap();
     assert_eq!((ran.status.code(), stdout(&ran).as_str()), (Some(3), "3\n"));
     let printed = run_ok(
         ours()
@@ -199,7 +200,7 @@ fn bad_files_fail_naming_each_one_and_change_nothing() {
         .arg(&text)
         .arg(&stat)
         .arg(dir.path().join("missing"))
-        .output()
+        .run_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -211,7 +212,7 @@ fn bad_files_fail_naming_each_one_and_change_nothing() {
         (fs_err::read(&text).unwrap(), fs_err::read(&stat).unwrap()),
         before
     );
-    let usage = ours().arg("--set-rpath").output().unwrap();
+    let usage = ours().arg("--set-rpath").run_output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
     let output_missing = dir.path().join("out");
     let failed = ours_with(&["--set-rpath", "x", "--output"], &[&output_missing, &text]);
@@ -307,7 +308,7 @@ fn mode_is_kept_whatever_the_umask() {
             .arg(env!("CARGO_BIN_EXE_elf-patch"))
             .args(["--set-rpath", &long_rpath()])
             .arg(&lib)
-            .output()
+            .run_output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         assert_eq!(readelf_dynamic(&lib).runpath, Some(long_rpath()));
@@ -356,7 +357,7 @@ fn a_writable_file_in_a_read_only_directory_is_patched_in_place() {
     let out = cmd
         .args(["--set-rpath", &long_rpath()])
         .arg(&lib)
-        .output()
+        .run_output()
         .unwrap();
     set_mode(&ro, 0o755);
     assert!(out.status.success(), "{out:?}");
@@ -372,7 +373,7 @@ fn exits_within_seconds(cmd: &mut Command) -> Option<Output> {
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .run_spawn()
         .unwrap();
     let start = std::time::Instant::now();
     while start.elapsed() < std::time::Duration::from_secs(5) {
@@ -564,13 +565,13 @@ fn a_file_its_user_may_not_write_is_refused_as_patchelf_refuses_it() {
     };
     let edit = ["--set-rpath", "/elsewhere"];
     let runs = [
-        as_nobody(ours().args(edit).arg(a)).output().unwrap(),
-        as_nobody(theirs().args(edit).arg(b)).output().unwrap(),
+        as_nobody(ours().args(edit).arg(a)).run_output().unwrap(),
+        as_nobody(theirs().args(edit).arg(b)).run_output().unwrap(),
         as_nobody(ours().args(edit).arg("--output").arg(out_a).arg(&lib))
-            .output()
+            .run_output()
             .unwrap(),
         as_nobody(theirs().args(edit).arg("--output").arg(out_b).arg(&lib))
-            .output()
+            .run_output()
             .unwrap(),
     ];
     for (run, file) in runs.iter().zip(&copies) {

@@ -2,6 +2,7 @@
 //! system: it names itself, and refuses what is not ELF with an error naming the file, the
 //! file unchanged. Its edits of real ELF files are tested in `elf_patch` (Linux).
 
+use crate::common::Launch as _;
 use std::process::Command;
 
 fn elf_patch() -> Command {
@@ -12,7 +13,7 @@ fn elf_patch() -> Command {
 
 #[test]
 fn names_itself_and_refuses_a_pe_file_unchanged() {
-    let out = elf_patch().arg("--version").output().unwrap();
+    let out = elf_patch().arg("--version").run_output().unwrap();
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -26,7 +27,7 @@ fn names_itself_and_refuses_a_pe_file_unchanged() {
     pe[0x80..0x84].copy_from_slice(b"PE\0\0");
     fs_err::write(&dll, &pe).unwrap();
     for args in [&["--set-rpath", "$ORIGIN"][..], &["--print-soname"]] {
-        let out = elf_patch().args(args).arg(&dll).output().unwrap();
+        let out = elf_patch().args(args).arg(&dll).run_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(

@@ -1,3 +1,4 @@
+use crate::common::Launch as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -113,7 +114,7 @@ impl Fixture {
         fetch_command(&self.server, &self.github_url, "555")
             .args(args)
             .current_dir(self.work.path())
-            .output()
+            .run_output()
             .unwrap()
     }
 
@@ -525,7 +526,7 @@ fn local_staging_dir_needs_no_github() {
         ])
         .env_clear()
         .current_dir(work.path())
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
@@ -564,7 +565,7 @@ fn injected_faults_are_retried_to_a_complete_fetch() {
     let work = tempfile::tempdir().unwrap();
     let out = fetch_command(&server, &github.url(), "556")
         .current_dir(work.path())
-        .output()
+        .run_output()
         .unwrap();
     assert!(
         out.status.success(),
@@ -612,7 +613,7 @@ fn interrupted_fetch_then_rerun() {
         .current_dir(f.work.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
+        .run_spawn()
         .unwrap();
     let partial_seen = loop {
         let partial = fs_err::read_dir(f.out()).ok().is_some_and(|d| {
@@ -665,7 +666,7 @@ fn abbreviated_flags_empty_repository_and_mtimes() {
         .env("GITHUB_API_URL", &f.github_url)
         .envs(f.server.aws_env())
         .current_dir(f.work.path())
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -782,7 +783,7 @@ fn per_artifact_lines_arrive_as_each_finishes() {
         .current_dir(f.work.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .spawn()
+        .run_spawn()
         .unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = child.stdout.take().unwrap();
@@ -913,7 +914,7 @@ fn terminal_bars_move_with_the_bytes() {
         .current_dir(f.work.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::from(std::fs::File::from(terminal)))
-        .spawn()
+        .run_spawn()
         .unwrap();
     // The terminal's output until the child has closed its side (a read then fails with EIO).
     let reader = std::thread::spawn(move || {
@@ -1070,7 +1071,7 @@ fn streamed_fetches_share_one_range_budget() {
         .args(["--extract-concurrency", "8", "--output-dir", "out"])
         .env("AWS_ENDPOINT_URL", proxy.endpoint())
         .current_dir(f.work.path())
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let most = proxy.max_ranged_in_flight();

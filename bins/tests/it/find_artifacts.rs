@@ -2,6 +2,7 @@
 //! the in-process S3 server: pagination, runs without artifacts, fork runs in the external
 //! bucket, rate limits, and the run-selection vectors of spec §12.3.
 
+use crate::common::Launch as _;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -159,7 +160,7 @@ impl Fixture {
             .env("THEROCK_DIR", self.therock())
             .envs(self.s3.aws_env())
             .current_dir(self.work.path())
-            .output()
+            .run_output()
             .unwrap()
     }
 
@@ -652,7 +653,7 @@ fn bad_requests_fail_before_any_request() {
         .env_clear()
         .env("GITHUB_API_URL", api.server.url())
         .env("THEROCK_DIR", f.work.path().join("nowhere"))
-        .output()
+        .run_output()
         .unwrap();
     assert_fails_with(
         &out,

@@ -2,6 +2,7 @@
 //! latest-nightly tarballs from a bucket; `--input-dir`; and the old tree surviving every
 //! failure and a kill.
 
+use crate::common::Launch as _;
 #[cfg(unix)]
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -164,7 +165,7 @@ impl RunFixture {
             .env("THEROCK_DIR", checkout(self.work.path()))
             .envs(self.server.aws_env())
             .current_dir(self.work.path())
-            .output()
+            .run_output()
             .unwrap()
     }
 }
@@ -384,7 +385,7 @@ fn release_command(endpoint: &str, work: &Path, args: &[&str]) -> Command {
 impl ReleaseFixture {
     fn install(&self, args: &[&str]) -> Output {
         release_command(&self.server.endpoint(), self.work.path(), args)
-            .output()
+            .run_output()
             .unwrap()
     }
 
@@ -495,7 +496,7 @@ fn an_invalid_release_fails_before_anything_is_touched() {
         f.work.path(),
         &["--artifact-group", "", "--latest-release"],
     )
-    .output()
+    .run_output()
     .unwrap();
     assert_fails_with(
         &result,
@@ -574,7 +575,7 @@ fn killed_install_keeps_the_old_tree_and_a_rerun_completes() {
         &["--release", "7.15.0a20260722"],
     )
     .stdout(std::process::Stdio::null())
-    .spawn()
+    .run_spawn()
     .unwrap();
     // Wait until the staging tree has content, then kill -9.
     let started = std::time::Instant::now();
@@ -646,7 +647,7 @@ fn input_dir_copies_like_rsync_a() {
             ])
             .env_clear()
             .current_dir(work.path())
-            .output()
+            .run_output()
             .unwrap()
     };
     // Without a trailing slash the directory itself lands inside the output.

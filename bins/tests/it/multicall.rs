@@ -1,6 +1,7 @@
 //! The `rock-ci` binary: each tool by subcommand and by the name it runs as (a link made by
 //! `rock-ci --link-tools`, or the wheel's launcher), with the same answers either way.
 
+use crate::common::Launch as _;
 use std::env::consts::EXE_SUFFIX;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -34,7 +35,7 @@ const TOOLS: &[&str] = &[
 fn run(program: &Path, args: &[&str]) -> Output {
     let mut tries = 0;
     loop {
-        match Command::new(program).args(args).env_clear().output() {
+        match Command::new(program).args(args).env_clear().run_output() {
             Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -286,7 +287,7 @@ fn a_launcher_runs_its_tool_however_it_is_reached() {
             .args(args)
             .current_dir(cwd)
             .env_clear()
-            .output()
+            .run_output()
             .unwrap()
     };
     let runs = [

@@ -1,3 +1,4 @@
+use crate::common::Launch as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -46,7 +47,7 @@ fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
         .env_clear()
         .envs(env.iter().copied())
         .current_dir(cwd)
-        .output()
+        .run_output()
         .unwrap()
 }
 

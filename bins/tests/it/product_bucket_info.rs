@@ -1,6 +1,7 @@
 //! `write_product_release_bucket_info`: the step outputs of every product package repository
 //! (5 release types × 3 products), and the refusals.
 
+use crate::common::Launch as _;
 use std::process::Output;
 
 use rock_ci_test_support::assert_fails_with;
@@ -15,7 +16,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         .env_clear()
         .envs(env.iter().copied())
         .env("GITHUB_OUTPUT", &outputs)
-        .output()
+        .run_output()
         .unwrap();
     let written = fs_err::read_to_string(&outputs).unwrap_or_default();
     (out, written)
@@ -82,7 +83,7 @@ fn dev_core_is_byte_exact_and_appends() {
         .args(["--release=dev", "--product", "pytorch", "--product=core"])
         .env_clear()
         .env("GITHUB_OUTPUT", &outputs)
-        .output()
+        .run_output()
         .unwrap();
     assert!(
         out.status.success(),
@@ -123,7 +124,7 @@ fn without_github_output_it_warns_and_succeeds() {
     let out = std::process::Command::new(crate::common::tool("write_product_release_bucket_info"))
         .args(["--release-type", "nightly", "--product", "jax"])
         .env_clear()
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();

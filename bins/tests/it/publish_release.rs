@@ -2,6 +2,7 @@
 //! server: the specification's vectors (§2.5 T1–T9, §3.4 J1–J7), reruns, conflicts between
 //! publishers and dry runs without credentials.
 
+use crate::common::Launch as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -40,7 +41,7 @@ fn run(tool: &str, args: &[&str], server: Option<&S3Server>, outputs: bool) -> R
     if outputs {
         cmd.env("GITHUB_OUTPUT", &file);
     }
-    let out = cmd.output().unwrap();
+    let out = cmd.run_output().unwrap();
     Run {
         out,
         outputs: fs_err::read_to_string(&file).unwrap_or_default(),
@@ -588,7 +589,7 @@ fn publishers_never_replace_each_others_files() {
                 .envs(aws_env(&server))
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
-                .spawn()
+                .run_spawn()
                 .unwrap()
         })
         .collect();
@@ -742,7 +743,7 @@ fn publish_through(
         .args([src, "--release-type=dev", "--structured"])
         .env_clear()
         .envs(env)
-        .output()
+        .run_output()
         .unwrap()
 }
 

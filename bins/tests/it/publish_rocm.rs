@@ -2,6 +2,7 @@
 //! (§1.5 R1–R13) with the plan-first fixes (nothing is copied when any source is missing or
 //! unreadable), reruns and conflicts.
 
+use crate::common::Launch as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -43,7 +44,7 @@ fn run(server: &S3Server, args: &[&str]) -> Output {
         .args(args)
         .env_clear()
         .envs(aws_env(server))
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -206,7 +207,7 @@ fn a_half_finished_publication_completes_on_rerun_with_indexes_last() {
             .args(&args)
             .env_clear()
             .envs(env)
-            .output()
+            .run_output()
             .unwrap()
     };
     let is_index = |key: &str| key.contains("/dists/") || key.contains("/repodata/");
@@ -537,7 +538,7 @@ fn dry_run_without_credentials() {
             .env_clear()
             .env("AWS_ENDPOINT_URL", server.endpoint())
             .env("AWS_EC2_METADATA_DISABLED", "true")
-            .output()
+            .run_output()
             .unwrap()
     };
     let out = no_credentials(&public);

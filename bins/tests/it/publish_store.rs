@@ -4,6 +4,7 @@
 //! copies, the checks at the destination and the conditional writes run on a production
 //! server's semantics too.
 
+use crate::common::Launch as _;
 use std::process::{Command, Output};
 
 use rock_ci_test_support::{assert_fails_with, incompressible_bytes, sha256_hex};
@@ -26,7 +27,7 @@ fn run(store: &Store, tool: &str, args: &[&str]) -> Output {
         .args(args)
         .env_clear()
         .envs(store.aws_env())
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -190,7 +191,7 @@ fn racing_publishers_of_a_large_wheel() {
                 .envs(store.aws_env())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
-                .spawn()
+                .run_spawn()
                 .unwrap()
         })
         .collect();

@@ -4,6 +4,7 @@
 //! refused elsewhere, and the PE files are staged byte for byte (never patched as ELF).
 //! Staging needs no Python, so this runs as a Windows program too.
 
+use crate::common::Launch as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -106,7 +107,7 @@ fn stage(artifacts: &Path, dest: &Path, families: &[&str]) -> Output {
         .arg(therock)
         .arg("--no-build-packages")
         .args(families)
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -296,7 +297,7 @@ fn the_default_python_is_the_systems_name_for_it() {
     let out = build_command(&artifacts, &dest)
         .env_clear()
         .env("PATH", tmp.path())
-        .output()
+        .run_output()
         .unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

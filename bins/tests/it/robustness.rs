@@ -1,6 +1,7 @@
 //! The tools on networks that misbehave: an endpoint that accepts connections and never
 //! answers, and a server that refuses some uploads.
 
+use crate::common::Launch as _;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -27,7 +28,7 @@ fn run(bin: &str, args: &[&str], env: &[(&str, String)], cwd: &Path) -> (Output,
         .envs(LIMITS)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(cwd)
-        .output()
+        .run_output()
         .unwrap();
     (out, started.elapsed())
 }
@@ -197,7 +198,7 @@ fn a_refused_upload_is_named_and_the_rest_still_go_up() {
         .env_clear()
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(t.path())
-        .output()
+        .run_output()
         .unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -248,7 +249,7 @@ fn upload_retries_are_logged_and_counted() {
         .env_clear()
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(t.path())
-        .output()
+        .run_output()
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -459,7 +460,7 @@ fn a_refused_endpoint_fails_within_15_s_with_default_limits() {
             ("AWS_EC2_METADATA_DISABLED", "true"),
         ])
         .current_dir(t.path())
-        .output()
+        .run_output()
         .unwrap();
     let took = started.elapsed();
     let err = text(&out.stderr);

@@ -2,6 +2,7 @@
 //! (`SSL_CERT_FILE`), `AWS_CA_BUNDLE` instead for S3, and fail at once, saying what to do, on
 //! a certificate they do not trust.
 
+use crate::common::Launch as _;
 use std::process::Command;
 
 use rock_ci_test_support::{HttpServer, Reply, S3Server, TlsProxy, write_artifact};
@@ -100,7 +101,7 @@ fn system_store_and_ca_bundle_are_trusted() {
     let h = https();
     let out = h
         .fetch(&[h.s3_tls.ca_file(), h.github_tls.ca_file()], None)
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(h.fetched().as_deref(), Some("blas over TLS"));
@@ -111,7 +112,7 @@ fn system_store_and_ca_bundle_are_trusted() {
     let before = h.s3_tls.handshakes();
     let out = h
         .fetch(&[h.github_tls.ca_file()], Some(h.s3_tls.ca_file()))
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(h.fetched().as_deref(), Some("blas over TLS"));
@@ -132,7 +133,7 @@ fn system_store_and_ca_bundle_are_trusted() {
         .fetch(&[h.github_tls.ca_file()], None)
         .env("AWS_CONFIG_FILE", &config)
         .env("AWS_PROFILE", "ci")
-        .output()
+        .run_output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(h.fetched().as_deref(), Some("blas over TLS"));
@@ -141,7 +142,7 @@ fn system_store_and_ca_bundle_are_trusted() {
         .fetch(&[h.github_tls.ca_file()], Some(h.github_tls.ca_file()))
         .env("AWS_CONFIG_FILE", &config)
         .env("AWS_PROFILE", "ci")
-        .output()
+        .run_output()
         .unwrap();
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
@@ -153,7 +154,10 @@ fn an_untrusted_certificate_fails_at_once_saying_what_to_set() {
     let h = https();
     // S3's authority is trusted nowhere: one connection, no retries, a message that says how
     // to trust it, nothing fetched.
-    let out = h.fetch(&[h.github_tls.ca_file()], None).output().unwrap();
+    let out = h
+        .fetch(&[h.github_tls.ca_file()], None)
+        .run_output()
+        .unwrap();
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -167,7 +171,7 @@ fn an_untrusted_certificate_fails_at_once_saying_what_to_set() {
 
     // GitHub's authority untrusted: the run look-up fails at once on the certificate.
     let before = h.github_tls.connections();
-    let out = h.fetch(&[h.s3_tls.ca_file()], None).output().unwrap();
+    let out = h.fetch(&[h.s3_tls.ca_file()], None).run_output().unwrap();
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -187,7 +191,7 @@ fn a_bad_ca_bundle_is_named() {
     let not_pem = h.work.path().join("not-pem.txt");
     fs_err::write(&not_pem, "just text\n").unwrap();
     for bundle in [&missing, &not_pem] {
-        let out = h.fetch(&all, Some(bundle)).output().unwrap();
+        let out = h.fetch(&all, Some(bundle)).run_output().unwrap();
         let stderr = text(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
         assert!(

@@ -1,3 +1,4 @@
+use crate::common::Launch as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +33,7 @@ fn tool(program: &str, args: &[&str], cwd: &Path) -> String {
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)
-        .output()
+        .run_output()
         .unwrap_or_else(|e| panic!("{program} (installed by scripts/test-tools): {e}"));
     assert!(
         out.status.success(),
@@ -141,7 +142,7 @@ fn apt_get(base: &Path, url: &str, args: &[&str]) -> Output {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("APT_CONFIG", base.join("apt.conf"))
         .current_dir(base.join("dl"))
-        .output()
+        .run_output()
         .unwrap()
 }
 
@@ -655,7 +656,7 @@ fn dnf(base: &Path, url: &str, args: &[&str]) -> Output {
         .args(args)
         .current_dir(base)
         .env("HOME", base)
-        .output()
+        .run_output()
         .unwrap()
 }
 

@@ -1,3 +1,4 @@
+use crate::common::Launch as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
@@ -97,7 +98,7 @@ fn pip_install(index_args: &[&str], requirement: &str, dir: &Path) -> String {
         .args(index_args)
         .arg(requirement)
         .env("PIP_CONFIG_FILE", "/dev/null")
-        .output()
+        .run_output()
         .unwrap();
     assert!(
         out.status.success(),
@@ -330,7 +331,7 @@ fn pip_checks_the_digests_of_the_index() {
             "demo_pkg",
         ])
         .env("PIP_CONFIG_FILE", "/dev/null")
-        .output()
+        .run_output()
         .unwrap();
     assert!(!pip.status.success());
     assert!(
@@ -759,7 +760,7 @@ fn concurrent_publishers_keep_both_packages() {
                     .current_dir(t.path())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
-                    .spawn()
+                    .run_spawn()
                     .unwrap()
             })
             .collect();
