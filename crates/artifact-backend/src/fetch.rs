@@ -53,13 +53,167 @@ pub struct Fetched {
 /// share one between the artifacts of a fetch.
 #[derive(Debug, Default)]
 pub struct FlattenIndex {
-    owners: Mutex<HashMap<PathBuf, String>>,
+    owners: Mutex<HashMap<PathBuf, Owner>>,
+    /// Signalled whenever an artifact unpacking into the tree ends: its paths are kept, or
+    /// taken away again.
+    settled: std::sync::Condvar,
+    /// The directories artifacts made in the tree as they unpacked into it, and by which.
+    made_dirs: Mutex<HashMap<PathBuf, String>>,
     /// Held while one artifact is merged: merges are renames, quick, and never interleave (two
     /// artifacts creating the same directory at once would race).
     merging: Mutex<()>,
     /// Bootstrap: the relpaths met so far (each is cleared and marked once); guarded by
     /// `merging`.
     relpaths: Mutex<std::collections::HashSet<String>>,
+}
+
+/// The artifact that placed a path of a flattened tree.
+#[derive(Debug)]
+struct Owner {
+    key: String,
+    /// Unpacked into the tree, not yet verified: kept or taken away when its unpacking ends.
+    placing: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An artifact unpacking straight into a flattened tree ([`artifacts::extract_artifact_shared`]):
+/// claims the paths it makes there, and takes what it made away again unless it is kept (an
+/// artifact that turns out bad, a fetch dropped half-way: when the last handle goes).
+struct Placing {
+    key: String,
+    root: PathBuf,
+    index: Arc<FlattenIndex>,
+    made: Mutex<Made>,
+}
+
+/// What a [`Placing`] made in the tree.
+#[derive(Default)]
+struct Made {
+    /// Kept or taken away: nothing more is made in the tree.
+    ended: bool,
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl artifacts::SharedTree for Placing {
+    fn create(
+        &self,
+        rel: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<bool> {
+        // Held while the entry is made, so that taking everything away never misses one.
+        let mut made = lock(&self.made);
+        if made.ended {
+            return Ok(false);
+        }
+        {
+            let mut owners = lock(&self.index.owners);
+            if owner_of(&owners, rel).is_some() {
+                return Ok(false);
+            }
+            owners.insert(
+                rel.to_path_buf(),
+                Owner {
+                    key: self.key.clone(),
+                    placing: true,
+                },
+            );
+        }
+        match create() {
+            Ok(()) => {
+                made.files.push(rel.to_path_buf());
+                Ok(true)
+            }
+            Err(e) => {
+                let mut owners = lock(&self.index.owners);
+                // Unless a merge placed its own entry there meanwhile.
+                if owners.get(rel).is_some_and(|o| o.key == self.key) {
+                    owners.remove(rel);
+                }
+                drop(owners);
+                self.index.settled.notify_all();
+                // Something there, or a directory another artifact made and took away again
+                // meanwhile: the member goes the other way.
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound
+                ) {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    fn made_dir(&self, rel: &Path) {
+        lock(&self.made).dirs.push(rel.to_path_buf());
+        lock(&self.index.made_dirs).insert(rel.to_path_buf(), self.key.clone());
+    }
+}
+
+impl Placing {
+    /// Artifact `key` about to unpack into the flattened tree `root`.
+    fn new(key: &str, root: &Path, index: Arc<FlattenIndex>) -> Arc<Self> {
+        Arc::new(Placing {
+            key: key.to_owned(),
+            root: root.to_path_buf(),
+            index,
+            made: Mutex::default(),
+        })
+    }
+
+    /// The artifact was verified: what it made stays.
+    fn keep(&self) {
+        let mut made = lock(&self.made);
+        made.ended = true;
+        let mut owners = lock(&self.index.owners);
+        for rel in &made.files {
+            if let Some(owner) = owners.get_mut(rel).filter(|o| o.key == self.key) {
+                owner.placing = false;
+            }
+        }
+        drop(owners);
+        self.index.settled.notify_all();
+    }
+
+    /// Takes away what the artifact made in the tree: its files, then the directories it made
+    /// that are empty again (deepest first). Nothing once it was kept.
+    fn undo(&self) {
+        let mut made = lock(&self.made);
+        if made.ended {
+            return;
+        }
+        made.ended = true;
+        let mut owners = lock(&self.index.owners);
+        for rel in made.files.iter().rev() {
+            if owners.get(rel).is_some_and(|o| o.key == self.key) {
+                let path = self.root.join(rel);
+                if let Err(e) = fs_err::remove_file(&path) {
+                    tracing::warn!("Could not remove {} of {}: {e}", path.display(), self.key);
+                }
+                owners.remove(rel);
+            }
+        }
+        drop(owners);
+        self.index.settled.notify_all();
+        let mut made_dirs = lock(&self.index.made_dirs);
+        for rel in made.dirs.iter().rev() {
+            // Another artifact may have put something there meanwhile: then it stays.
+            if std::fs::remove_dir(self.root.join(rel)).is_ok() {
+                made_dirs.remove(rel);
+            }
+        }
+    }
+}
+
+impl Drop for Placing {
+    fn drop(&mut self) {
+        self.undo();
+    }
 }
 
 /// The suffix of the marker file `fetch --bootstrap` leaves beside each relpath directory
@@ -183,12 +337,17 @@ fn unpack(
     mut reader: StreamReader,
     dir: &Path,
     unpacking: Unpacking,
+    placing: Option<&Placing>,
 ) -> Result<Extracted, Error> {
     let read_error = |e| FileError::read(Path::new(key), e);
+    let extract = |tar: &mut dyn Read| match placing {
+        Some(tree) => artifacts::extract_artifact_shared(key, tar, dir, &tree.root, tree),
+        None => artifacts::extract_artifact(key, tar, dir, unpacking.layout),
+    };
     if !unpacking.decoder_thread {
         let extracted = {
             let mut decoder = artifacts::decoder(format, &mut reader).map_err(read_error)?;
-            let extracted = artifacts::extract_artifact(key, &mut decoder, dir, unpacking.layout)?;
+            let extracted = extract(&mut decoder)?;
             // To the end of the compressed stream: its checksum and completeness are checked
             // there, even where no sidecar vouches for the archive.
             std::io::copy(&mut decoder, &mut std::io::sink()).map_err(read_error)?;
@@ -209,7 +368,7 @@ fn unpack(
             pos: 0,
             ended: false,
         };
-        let extracted = artifacts::extract_artifact(key, &mut blocks, dir, unpacking.layout)?;
+        let extracted = extract(&mut blocks)?;
         std::io::copy(&mut blocks, &mut std::io::sink()).map_err(read_error)?;
         Ok(extracted)
     })
@@ -314,16 +473,67 @@ fn same_content(a: &Path, b: &Path) -> std::io::Result<bool> {
 
 /// The artifact of this fetch that placed `rel`: its own entry, or that of a directory above it
 /// that was moved in whole.
-fn owner_of<'a>(owners: &'a HashMap<PathBuf, String>, rel: &Path) -> Option<&'a String> {
+fn owner_of<'a>(owners: &'a HashMap<PathBuf, Owner>, rel: &Path) -> Option<&'a Owner> {
     rel.ancestors()
         .take_while(|p| !p.as_os_str().is_empty())
         .find_map(|p| owners.get(p))
 }
 
+/// What is at `dst` (the path `rel` of the tree), and the other artifact of this fetch that
+/// placed it or a directory above it, once that artifact is no longer unpacking into the
+/// tree (its paths are then kept or gone). With the owners locked.
+fn settled<'a>(
+    index: &'a FlattenIndex,
+    rel: &Path,
+    dst: &Path,
+    key: &str,
+) -> (
+    std::sync::MutexGuard<'a, HashMap<PathBuf, Owner>>,
+    Option<std::fs::Metadata>,
+    Option<String>,
+) {
+    let mut owners = lock(&index.owners);
+    loop {
+        let existing = fs_err::symlink_metadata(dst).ok();
+        match owner_of(&owners, rel) {
+            Some(o) if o.placing && o.key != key => {
+                owners = index
+                    .settled
+                    .wait(owners)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            o => {
+                let other = o.filter(|o| o.key != key).map(|o| o.key.clone());
+                return (owners, existing, other);
+            }
+        }
+    }
+}
+
+/// Another artifact of this fetch that placed something at or below `rel`.
+fn placed_below(
+    index: &FlattenIndex,
+    owners: &HashMap<PathBuf, Owner>,
+    rel: &Path,
+    key: &str,
+) -> Option<String> {
+    owners
+        .iter()
+        .find(|(p, o)| p.starts_with(rel) && o.key != key)
+        .map(|(_, o)| o.key.clone())
+        .or_else(|| {
+            lock(&index.made_dirs)
+                .iter()
+                .find(|(p, k)| p.starts_with(rel) && *k != key)
+                .map(|(_, k)| k.clone())
+        })
+}
+
 /// Moves the tree `from` into `to`: a directory `to` does not have yet in one rename (all of
 /// it then belongs to this artifact), else entry by entry. A path another artifact of this
-/// fetch already put there must have the same content (else an error naming both artifacts);
-/// a path left by an earlier run is replaced.
+/// fetch already put there must have the same content (else an error naming both artifacts;
+/// one still unpacking into the tree is waited for); a path left by an earlier run is
+/// replaced.
 fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
     let dirs = NoReplace::open(&from.join(rel), &to.join(rel));
     for entry in fs_err::read_dir(from.join(rel)).map_err(|e| FileError::read(from, e))? {
@@ -337,41 +547,60 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
             index.own(rel_child, key);
             continue;
         }
-        let existing = fs_err::symlink_metadata(&dst).ok();
+        let (mut owners, existing, other) = settled(index, &rel_child, &dst, key);
+        let conflict = |first: String| Error::FlattenConflict {
+            path: rel_child.clone(),
+            first,
+            second: key.to_owned(),
+        };
         if ty.is_dir() {
             match &existing {
                 Some(m) if m.is_dir() => {
+                    drop(owners);
                     merge(from, to, &rel_child, key, index)?;
                     continue;
                 }
-                Some(_) => fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?,
+                Some(_) => {
+                    if let Some(other) = other {
+                        return Err(conflict(other));
+                    }
+                    fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?;
+                }
                 None => {}
             }
             fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
-            index.own(rel_child, key);
+            owners.insert(
+                rel_child,
+                Owner {
+                    key: key.to_owned(),
+                    placing: false,
+                },
+            );
             continue;
         }
-        let mut owners = index
-            .owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(m) = &existing {
-            if let Some(owner) = owner_of(&owners, &rel_child).filter(|o| *o != key) {
+            if let Some(other) = other {
                 if !same_content(&src, &dst).map_err(|e| FileError::read(&dst, e))? {
-                    return Err(Error::FlattenConflict {
-                        path: rel_child.clone(),
-                        first: owner.clone(),
-                        second: key.to_owned(),
-                    });
+                    return Err(conflict(other));
                 }
                 continue;
             }
             if m.is_dir() {
+                // Left by an earlier run, unless another artifact put something in it.
+                if let Some(other) = placed_below(index, &owners, &rel_child, key) {
+                    return Err(conflict(other));
+                }
                 file_tree::remove_tree(&dst).map_err(|e| FileError::write(&dst, e))?;
             }
         }
         fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
-        owners.insert(rel_child, key.to_owned());
+        owners.insert(
+            rel_child,
+            Owner {
+                key: key.to_owned(),
+                placing: false,
+            },
+        );
     }
     Ok(())
 }
@@ -486,10 +715,13 @@ fn prebuilt_marker(dir: &Path) -> PathBuf {
 impl FlattenIndex {
     /// Records that artifact `key` placed `rel` (a directory with all it holds).
     fn own(&self, rel: PathBuf, key: &str) {
-        self.owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(rel, key.to_owned());
+        lock(&self.owners).insert(
+            rel,
+            Owner {
+                key: key.to_owned(),
+                placing: false,
+            },
+        );
     }
 
     /// The relpaths a bootstrap fetch placed, sorted.
@@ -528,7 +760,7 @@ impl FlattenIndex {
 
 /// Removes `{root}/{rel}` except the paths of `owners` (relative to `root`; a directory with
 /// all it holds) and the directories leading to them.
-fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, String>) -> Result<(), Error> {
+fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, Owner>) -> Result<(), Error> {
     let path = root.join(rel);
     let Ok(meta) = fs_err::symlink_metadata(&path) else {
         return Ok(());
@@ -718,6 +950,10 @@ impl ArtifactBackend {
         };
         let temp = file_tree::temp_dir_in(output_dir, extract_dir_name(key))
             .map_err(|e| FileError::write(output_dir, e))?;
+        // A flattened artifact unpacks straight into the tree where its paths are free; the
+        // rest goes to `temp` and is merged once the artifact is verified.
+        let placing =
+            (layout == Layout::Flatten).then(|| Placing::new(key, output_dir, index.clone()));
 
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Part>>(CHANNEL_PARTS);
         let unpacking_task = {
@@ -727,7 +963,10 @@ impl ArtifactBackend {
                 part: Vec::new().into_iter(),
                 current: Bytes::new(),
             };
-            storage_backend::blocking(move || unpack(&key, format, reader, &dir, unpacking))
+            let placing = placing.clone();
+            storage_backend::blocking(move || {
+                unpack(&key, format, reader, &dir, unpacking, placing.as_deref())
+            })
         };
         let (produced, unpacked) =
             tokio::join!(self.produce(key, tx, downloaded.is_none()), unpacking_task);
@@ -753,36 +992,32 @@ impl ArtifactBackend {
         let temp_path = temp.path().to_path_buf();
         let records = self.records_dir(output_dir);
         let placed = storage_backend::blocking(move || {
-            let (extracted, sha256, bytes) = checked?;
+            // What a bad artifact unpacked into the tree goes at once.
+            let (extracted, sha256, bytes) =
+                checked.inspect_err(|_| placing.as_deref().map_or((), Placing::undo))?;
             let path = match layout {
                 Layout::Full => {
-                    let dest = output.join(extract_dir_name(&key_owned));
-                    // The record of the copy being replaced goes first: it must never vouch
-                    // for what replaces it.
-                    forget_verified(records.as_deref(), &key_owned)?;
-                    if fs_err::symlink_metadata(&dest).is_ok() {
-                        file_tree::remove_tree(&dest).map_err(|e| FileError::write(&dest, e))?;
-                    }
-                    fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
-                    let _moved = temp.keep();
-                    if verified {
-                        record_verified(records.as_deref(), &key_owned, &sha256);
-                    }
-                    dest
+                    let records = records.as_deref();
+                    replace_copy(
+                        temp,
+                        &output,
+                        &key_owned,
+                        records,
+                        verified.then_some(&sha256),
+                    )?
                 }
                 Layout::Flatten => {
-                    let _one_at_a_time = index
-                        .merging
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    // Kept before the merge waits for anything: another artifact's merge may
+                    // be waiting for this one's paths.
+                    if let Some(placing) = &placing {
+                        placing.keep();
+                    }
+                    let _one_at_a_time = lock(&index.merging);
                     merge(temp.path(), &output, Path::new(""), &key_owned, &index)?;
                     output
                 }
                 Layout::Bootstrap => {
-                    let _one_at_a_time = index
-                        .merging
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let _one_at_a_time = lock(&index.merging);
                     bootstrap(
                         temp.path(),
                         &output,
@@ -895,6 +1130,30 @@ impl ArtifactBackend {
             }
         }
     }
+}
+
+/// Moves the unpacked `temp` to `{output}/{name}` in place of an earlier copy, recording
+/// `verified_sha256` as the digest it was unpacked from when the copy was verified.
+fn replace_copy(
+    temp: tempfile::TempDir,
+    output: &Path,
+    key: &str,
+    records: Option<&Path>,
+    verified_sha256: Option<&String>,
+) -> Result<PathBuf, Error> {
+    let dest = output.join(extract_dir_name(key));
+    // The record of the copy being replaced goes first: it must never vouch for what
+    // replaces it.
+    forget_verified(records, key)?;
+    if fs_err::symlink_metadata(&dest).is_ok() {
+        file_tree::remove_tree(&dest).map_err(|e| FileError::write(&dest, e))?;
+    }
+    fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
+    let _moved = temp.keep();
+    if let Some(sha256) = verified_sha256 {
+        record_verified(records, key, sha256);
+    }
+    Ok(dest)
 }
 
 /// Removes the record that `key`'s copy in `output` was verified, if there is one.

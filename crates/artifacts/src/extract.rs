@@ -46,6 +46,32 @@ pub struct Extracted {
     pub links_and_dirs: u64,
 }
 
+/// A tree that the flattened extractions of one fetch write into at once
+/// ([`extract_artifact_shared`]): it tells an extraction which paths are free for it, and
+/// records what each one made there, so that what an extraction made can be taken away again.
+pub trait SharedTree: Sync {
+    /// Makes `rel` (a file, symlink or hard link; relative to the tree) in the tree by calling
+    /// `create` when the path is free for this extraction (nothing of another extraction is
+    /// at it or above it). `create` fails with `AlreadyExists` when something is at the path.
+    /// `Ok(false)` when the path is not free or holds something: the member then goes to the
+    /// extraction's own directory, which the caller merges.
+    fn create(
+        &self,
+        rel: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<bool>;
+
+    /// Records a directory this extraction made in the tree.
+    fn made_dir(&self, rel: &Path);
+}
+
+/// The tree a flattened extraction writes into directly, beside its own directory.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    root: &'a Path,
+    tree: &'a dyn SharedTree,
+}
+
 /// A member that extraction refused, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Refusing member `{member}` of `{archive}`: {reason}")]
@@ -105,6 +131,8 @@ struct Extractor<'a> {
     /// Symlinks, made (or their targets copied) once every member is written.
     #[cfg(not(unix))]
     links: crate::windows_links::PendingLinks,
+    /// Where members go first when set ([`extract_artifact_shared`]); `dest` takes the rest.
+    shared: Option<Shared<'a>>,
 }
 
 /// A directory member's time and (where the tree stays as stored) mode.
@@ -237,6 +265,23 @@ fn set_mtime_at(path: &Path, mtime: SystemTime, flags: rustix::fs::AtFlags) {
     let _ = utimensat(CWD, path, &times, flags);
 }
 
+/// Makes a member at `at` (from [`Extractor::tree_path`]) in the shared tree with `create`
+/// (given the full path) where the tree finds it free: the full path, or `None` when the
+/// member goes to `dest`.
+fn in_tree(
+    at: Option<(Shared<'_>, PathBuf, PathBuf)>,
+    mut create: impl FnMut(&Path) -> std::io::Result<()>,
+) -> Result<Option<PathBuf>, Error> {
+    let Some((shared, path, rel)) = at else {
+        return Ok(None);
+    };
+    let placed = shared
+        .tree
+        .create(&rel, &mut || create(&path))
+        .map_err(|e| FileError::write(&path, e))?;
+    Ok(placed.then_some(path))
+}
+
 /// Runs `create` at `path`; when something that is not a directory is already there (an
 /// earlier member of the same path, or a leftover), removes it and tries once more: a later
 /// member replaces an earlier one, as with `tar`. Links are replaced, never followed.
@@ -254,7 +299,7 @@ fn replace<T>(path: &Path, create: impl Fn(&Path) -> std::io::Result<T>) -> Resu
     }
 }
 
-impl Extractor<'_> {
+impl<'a> Extractor<'a> {
     /// The time and mode directory member `entry` gives `path`. The mode only where the tree
     /// stays as stored ([`Layout::Full`]): a flattened or bootstrapped tree is merged into
     /// directories the merge makes, and a mode without owner write would stop the merge.
@@ -340,6 +385,40 @@ impl Extractor<'_> {
         Ok(path)
     }
 
+    /// Where `mapped` goes in the shared tree, with its parent directories made there (each
+    /// made one recorded): the full path and the tree-relative one. `None` without a shared
+    /// tree, or where a parent there is not a real directory (or cannot be made): the member
+    /// then goes to `dest`, and the merge decides.
+    fn tree_path(&mut self, mapped: &[String]) -> Option<(Shared<'a>, PathBuf, PathBuf)> {
+        let shared = self.shared?;
+        let (mut path, mut rel) = (shared.root.to_path_buf(), PathBuf::new());
+        for comp in &mapped[..mapped.len() - 1] {
+            path.push(comp);
+            rel.push(comp);
+            if self.dirs.contains_key(&path) {
+                continue;
+            }
+            let created = match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    shared.tree.made_dir(&rel);
+                    true
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match fs_err::symlink_metadata(&path) {
+                        Ok(m) if m.is_dir() => false,
+                        _ => return None,
+                    }
+                }
+                Err(_) => return None,
+            };
+            self.dirs.insert(path.clone(), created);
+        }
+        let name = &mapped[mapped.len() - 1];
+        path.push(name);
+        rel.push(name);
+        Some((shared, path, rel))
+    }
+
     fn link_target<R: Read>(
         &self,
         member: &str,
@@ -380,16 +459,24 @@ impl Extractor<'_> {
                 p => depth.push(p),
             }
         }
-        let path = self.prepare(member, mapped)?;
         #[cfg(unix)]
         {
-            replace(&path, |p| std::os::unix::fs::symlink(&target, p))?;
+            let at = self.tree_path(mapped);
+            let path = if let Some(path) = in_tree(at, |p| std::os::unix::fs::symlink(&target, p))?
+            {
+                path
+            } else {
+                let path = self.prepare(member, mapped)?;
+                replace(&path, |p| std::os::unix::fs::symlink(&target, p))?;
+                path
+            };
             if let Some(mtime) = member_mtime(entry) {
                 set_symlink_mtime(&path, mtime);
             }
         }
         #[cfg(not(unix))]
         {
+            let path = self.prepare(member, mapped)?;
             let resolved = depth.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
             self.links.push(member, path, resolved, target);
         }
@@ -424,8 +511,14 @@ impl Extractor<'_> {
                 ),
             )
         })?;
-        let path = self.prepare(member, mapped)?;
-        replace(&path, |p| std::fs::hard_link(&source, p))?;
+        let at = self.tree_path(mapped);
+        let path = if let Some(path) = in_tree(at, |p| std::fs::hard_link(&source, p))? {
+            path
+        } else {
+            let path = self.prepare(member, mapped)?;
+            replace(&path, |p| std::fs::hard_link(&source, p))?;
+            path
+        };
         self.written.insert(stored, path);
         self.out.links_and_dirs += 1;
         Ok(())
@@ -440,9 +533,8 @@ impl Extractor<'_> {
         stored: Vec<String>,
         mapped: &[String],
     ) -> Result<(), Error> {
-        let path = self.prepare(member, mapped)?;
         let mtime = member_mtime(entry);
-        let mut options = fs_err::OpenOptions::new();
+        let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         // The stored mode without setuid/setgid/sticky and group/other write; set again once
         // written where the umask narrowed what `open` created.
@@ -450,16 +542,41 @@ impl Extractor<'_> {
         let mode = entry.header().mode().unwrap_or(0o644) & KEPT_MODE_BITS;
         #[cfg(unix)]
         {
-            use fs_err::os::unix::fs::OpenOptionsExt as _;
+            use std::os::unix::fs::OpenOptionsExt as _;
             options.mode(mode);
         }
-        #[cfg(unix)]
-        let created = self.handles.create(&path, mode);
-        #[cfg(not(unix))]
-        let created = None;
-        let file = match created {
-            Some(file) => fs_err::File::from_parts(file, &path),
-            None => replace(&path, |p| options.open(p))?,
+        // In the shared tree, never over anything: through a handle of the directory, else by
+        // path (which tells why it failed).
+        let mut opened = None;
+        let in_tree = {
+            let at = self.tree_path(mapped);
+            #[cfg(unix)]
+            let handles = &mut self.handles;
+            in_tree(at, |p| {
+                #[cfg(unix)]
+                let file = handles.create(p, mode);
+                #[cfg(not(unix))]
+                let file = None;
+                opened = Some(match file {
+                    Some(file) => file,
+                    None => options.open(p)?,
+                });
+                Ok(())
+            })?
+        };
+        let (file, path) = if let (Some(path), Some(file)) = (in_tree, opened) {
+            (fs_err::File::from_parts(file, &path), path)
+        } else {
+            let path = self.prepare(member, mapped)?;
+            #[cfg(unix)]
+            let created = self.handles.create(&path, mode);
+            #[cfg(not(unix))]
+            let created = None;
+            let file = match created {
+                Some(file) => file,
+                None => replace(&path, |p| options.open(p))?,
+            };
+            (fs_err::File::from_parts(file, &path), path)
         };
         let mut n = 0u64;
         // Where the bytes written so far end: short of `n` when the file ends in a hole.
@@ -514,6 +631,31 @@ impl Extractor<'_> {
         entry: &mut tar::Entry<'_, R>,
         mapped: &[String],
     ) -> Result<(), Error> {
+        if let Some((shared, path, rel)) = self.tree_path(mapped) {
+            let created = match self.dirs.get(&path) {
+                Some(created) => Some(*created),
+                None => match std::fs::create_dir(&path) {
+                    Ok(()) => {
+                        shared.tree.made_dir(&rel);
+                        Some(true)
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        fs_err::symlink_metadata(&path)
+                            .is_ok_and(|m| m.is_dir())
+                            .then_some(false)
+                    }
+                    Err(_) => None,
+                },
+            };
+            // Else (not a real directory there) into `dest`, for the merge to decide.
+            if let Some(created) = created {
+                self.dirs.insert(path.clone(), created);
+                let attributes = self.dir_attributes(path, created, entry);
+                self.dir_times.push(attributes);
+                self.out.links_and_dirs += 1;
+                return Ok(());
+            }
+        }
         let path = self.prepare(member, mapped)?;
         let created = if let Some(created) = self.dirs.get(&path) {
             *created
@@ -624,6 +766,39 @@ pub fn extract_artifact<R: Read>(
     dest: &Path,
     layout: Layout,
 ) -> Result<Extracted, Error> {
+    extract_into(archive, tar_stream, dest, layout, None)
+}
+
+/// [`extract_artifact`] with [`Layout::Flatten`] straight into `root`, a tree other
+/// extractions write into at the same time: each file, symlink and hard link is made in
+/// `root` where `tree` finds its path free ([`SharedTree::create`]), the directories leading
+/// to it too; the rest (paths another extraction placed, paths that hold something already,
+/// symlinks on Windows) goes to `dest` as [`extract_artifact`] writes it, for the caller to
+/// merge. Nothing that is in `root` is ever replaced or removed: the caller decides about
+/// what went to `dest`, and takes away what `tree` recorded when the artifact turns out bad.
+pub fn extract_artifact_shared<R: Read>(
+    archive: &str,
+    tar_stream: R,
+    dest: &Path,
+    root: &Path,
+    tree: &dyn SharedTree,
+) -> Result<Extracted, Error> {
+    extract_into(
+        archive,
+        tar_stream,
+        dest,
+        Layout::Flatten,
+        Some(Shared { root, tree }),
+    )
+}
+
+fn extract_into<R: Read>(
+    archive: &str,
+    tar_stream: R,
+    dest: &Path,
+    layout: Layout,
+    shared: Option<Shared<'_>>,
+) -> Result<Extracted, Error> {
     let mut tar = tar::Archive::new(tar_stream);
     let mut entries = tar
         .entries()
@@ -642,6 +817,7 @@ pub fn extract_artifact<R: Read>(
         out: Extracted::default(),
         #[cfg(not(unix))]
         links: crate::windows_links::PendingLinks::default(),
+        shared,
     };
     let first = entries
         .next()
@@ -713,6 +889,7 @@ pub fn extract_tree<R: Read>(
         out: Extracted::default(),
         #[cfg(not(unix))]
         links: crate::windows_links::PendingLinks::default(),
+        shared: None,
     };
     ex.rest(entries)
 }

@@ -36,7 +36,10 @@ pub use archive::{
     ArchiveWriter, Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL, Written, decoder,
     list_members, open_archive,
 };
-pub use extract::{Extracted, Layout, MANIFEST_NAME, UnsafeMember, extract_artifact, extract_tree};
+pub use extract::{
+    Extracted, Layout, MANIFEST_NAME, SharedTree, UnsafeMember, extract_artifact,
+    extract_artifact_shared, extract_tree,
+};
 pub use logs::{
     CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, CCACHE_ZSTD_LEVEL, LogArchive, NINJA_LOG,
     NINJA_LOGS_ARCHIVE, archive_ccache_logs, archive_ninja_logs, find_ninja_logs,

@@ -504,3 +504,146 @@ async fn local_archives_wait_for_a_permit_instead_of_the_spool() {
         assert_eq!(fs_err::read(&file).unwrap(), big, "{}", file.display());
     }
 }
+
+/// Writes the archive `{run}/{name}` of `members` (below the manifest path `s`) and its
+/// sidecar: the archive's digest, or another one when `sidecar_matches` is false.
+fn archive_with_sidecar(
+    run: &Path,
+    name: &str,
+    members: &[(String, Vec<u8>)],
+    sidecar_matches: bool,
+) {
+    fs_err::create_dir_all(run).unwrap();
+    let mut w = ArchiveWriter::create(&run.join(name), Compression::Zstd { level: 1 }).unwrap();
+    w.append_data("artifact_manifest.txt", b"s\n", 0o644)
+        .unwrap();
+    for (path, data) in members {
+        w.append_data(&format!("s/{path}"), data, 0o644).unwrap();
+    }
+    w.finish().unwrap();
+    let digest = if sidecar_matches {
+        rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap())
+    } else {
+        "0".repeat(64)
+    };
+    write(
+        &run.join(format!("{name}.sha256sum")),
+        format!("{digest}  {name}\n").as_bytes(),
+    );
+}
+
+/// Flattened artifacts unpacked at once share one tree: files of several artifacts in the same
+/// directories, an identical file in all of them (one waits for the other's verification to
+/// compare), a file an earlier run left replaced. A bad artifact (wrong digest, found only once
+/// it is unpacked) and a conflicting one leave the tree as it was, an earlier run's files
+/// included.
+#[tokio::test(flavor = "multi_thread")]
+async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind() {
+    let t = tempfile::tempdir().unwrap();
+    let b = local(t.path(), "9");
+    let run = t.path().join("9-linux");
+    let shared = incompressible_bytes(300_000, 1);
+    let keys: Vec<String> = (0..6)
+        .map(|i| format!("p{i}_lib_generic.tar.zst"))
+        .collect();
+    for (i, key) in keys.iter().enumerate() {
+        let mut members: Vec<(String, Vec<u8>)> = (0..150)
+            .map(|j| (format!("lib/f{i}_{j}"), format!("{i}.{j}").into_bytes()))
+            .collect();
+        members.push(("share/doc/README".into(), shared.clone()));
+        members.push((
+            format!("share/p{i}/big"),
+            incompressible_bytes(200_000, i as u64),
+        ));
+        archive_with_sidecar(&run, key, &members, true);
+    }
+    let out = t.path().join("out");
+    // Left by an earlier run: a path of p0 (replaced) and one no artifact has (kept).
+    write(&out.join("lib/f0_0"), b"old");
+    write(&out.join("old/keep"), b"kept");
+    let index = Arc::new(FlattenIndex::default());
+    let fetches = keys
+        .iter()
+        .map(|k| b.fetch_extracted(k, &out, Layout::Flatten, index.clone()));
+    for got in futures::future::join_all(fetches).await {
+        assert!(got.unwrap().verified);
+    }
+    let files = rock_ci_test_support::files_under(&out);
+    // 150 files and a big one per artifact, the shared README, the earlier run's `old/keep`.
+    assert_eq!(files.len(), 6 * 151 + 2);
+    for i in 0..6u64 {
+        for j in [0, 77, 149] {
+            assert_eq!(
+                fs_err::read_to_string(out.join(format!("lib/f{i}_{j}"))).unwrap(),
+                format!("{i}.{j}")
+            );
+        }
+        assert_eq!(
+            fs_err::read(out.join(format!("share/p{i}/big"))).unwrap(),
+            incompressible_bytes(200_000, i)
+        );
+    }
+    assert_eq!(fs_err::read(out.join("share/doc/README")).unwrap(), shared);
+    assert_eq!(
+        fs_err::read_to_string(out.join("old/keep")).unwrap(),
+        "kept"
+    );
+    assert_eq!(entries(&out), ["lib", "old", "share"]);
+    let before = rock_ci_test_support::tree_snapshot(&out);
+
+    // Unpacked into the tree before its digest is known to be wrong: all of it taken away
+    // again, directories it made too; the earlier run's `old/keep` stays as it was.
+    let bad: Vec<(String, Vec<u8>)> = vec![
+        ("lib/bad".into(), b"bad".to_vec()),
+        ("new/deep/x".into(), b"x".to_vec()),
+        ("old/keep".into(), b"overwritten".to_vec()),
+        ("old/new".into(), b"new".to_vec()),
+    ];
+    archive_with_sidecar(&run, "bad_lib_generic.tar.zst", &bad, false);
+    let err = b
+        .fetch_extracted(
+            "bad_lib_generic.tar.zst",
+            &out,
+            Layout::Flatten,
+            index.clone(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err:?}");
+    assert_eq!(rock_ci_test_support::tree_snapshot(&out), before);
+
+    // A file where another artifact has a directory: refused, naming both; nothing removed.
+    let file_over_dir: Vec<(String, Vec<u8>)> = vec![("share/p3".into(), b"a file".to_vec())];
+    archive_with_sidecar(&run, "clash_lib_generic.tar.zst", &file_over_dir, true);
+    let err = b
+        .fetch_extracted(
+            "clash_lib_generic.tar.zst",
+            &out,
+            Layout::Flatten,
+            index.clone(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` is in both `p3_lib_generic.tar.zst` and `clash_lib_generic.tar.zst` with different content",
+            Path::new("share").join("p3").display()
+        )
+    );
+    assert_eq!(rock_ci_test_support::tree_snapshot(&out), before);
+
+    // The same path twice in one archive: the later member wins, as with `tar -x`.
+    let twice: Vec<(String, Vec<u8>)> = vec![
+        ("lib/dup".into(), b"first".to_vec()),
+        ("lib/dup".into(), b"second".to_vec()),
+    ];
+    archive_with_sidecar(&run, "dup_lib_generic.tar.zst", &twice, true);
+    b.fetch_extracted("dup_lib_generic.tar.zst", &out, Layout::Flatten, index)
+        .await
+        .unwrap();
+    assert_eq!(
+        fs_err::read_to_string(out.join("lib/dup")).unwrap(),
+        "second"
+    );
+}
