@@ -1,5 +1,6 @@
 //! The streamed fetch: download, hash, decompress and unpack at once, into a temporary
-//! directory beside the destination; verify; then move into place.
+//! directory beside the destination (a flattened fetch: into the shared tree where it can);
+//! verify; then move into place.
 
 use file_tree::FileError;
 use std::collections::HashMap;
@@ -853,7 +854,9 @@ impl ArtifactBackend {
     /// neither, [`Error::Unverifiable`] before anything is fetched unless
     /// [`ArtifactBackend::allow_unverified`]), then moved into place: `{output_dir}/{name}` for
     /// [`Layout::Full`] (replacing an earlier copy), merged into `output_dir` for
-    /// [`Layout::Flatten`] (conflicts checked through `index`). No archive touches the disk;
+    /// [`Layout::Flatten`] (conflicts checked through `index`; the paths no other artifact of
+    /// the fetch placed and nothing occupies are unpacked straight into `output_dir`, and
+    /// taken away again when the artifact fails verification). No archive touches the disk;
     /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
     /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
     /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`verified_dir`] (beside
