@@ -659,3 +659,44 @@ fn copies_keep_content_type_and_metadata() {
         "{records:?}"
     );
 }
+
+// A published object whose `ETag` cannot tell (uploaded in parts, no recorded SHA-256) is
+// compared by its bytes: the same bytes are left as they are, other bytes of the same size are
+// a conflict naming both digests.
+#[test]
+fn a_published_file_uploaded_in_parts_is_compared_by_its_bytes() {
+    let server = S3Server::start();
+    seed(&server, "therock-dev-artifacts", "123-linux", &FIXTURE);
+    let (bucket, key) = (
+        "therock-repo-amd-dev-core",
+        "v5/rocm/core/tarball/sub/nested.tar.gz",
+    );
+    let same = b"tarballs/sub/nested.tar.gz";
+    server.seed_object(bucket, key, same, Some("application/x-other"), &[]);
+    server.set_etag(bucket, key, "0123456789abcdef0123456789abcdef-2");
+    assert_ok(&run(&server, &R1));
+    // Not copied again: the other tool's content type is still there.
+    assert_eq!(
+        server.content_type(bucket, key).as_deref(),
+        Some("application/x-other")
+    );
+
+    let other = b"tarballs/sub/NESTED.tar.gz";
+    server.seed_object(bucket, key, other, None, &[]);
+    server.set_etag(bucket, key, "0123456789abcdef0123456789abcdef-2");
+    let out = run(&server, &R1);
+    assert_fails_with(
+        &out,
+        1,
+        &format!("s3://{bucket}/{key}"),
+        &format!(
+            "{} bytes of sha256 {}",
+            other.len(),
+            rock_ci_test_support::sha256_hex(other)
+        ),
+    );
+    assert_eq!(
+        fs_err::read(server.root().join(bucket).join(key)).unwrap(),
+        other
+    );
+}

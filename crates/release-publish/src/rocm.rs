@@ -573,6 +573,18 @@ fn describe(head: &ObjectHead) -> String {
     }
 }
 
+/// The SHA-256 of the object at `loc`: the one recorded with it, else that of its bytes.
+async fn content_sha256(
+    backend: &S3StorageBackend,
+    loc: &StorageLocation,
+    head: &ObjectHead,
+) -> Result<String, Error> {
+    Ok(match &head.sha256 {
+        Some(recorded) => recorded.to_ascii_lowercase(),
+        None => backend.content_sha256(loc, head).await?,
+    })
+}
+
 /// Copies `from` to `to` unless `to` already holds the same bytes (`Ok(false)`); checks the
 /// result.
 async fn copy_one(
@@ -590,10 +602,30 @@ async fn copy_one(
         });
     };
     if let Some(existing) = backend.head_object(to).await? {
-        match same_content(&source, &existing) {
-            Some(true) => return Ok(false),
-            _ if replace => {}
-            _ => {
+        let same = match same_content(&source, &existing) {
+            Some(same) => same,
+            // Replaced anyway: not worth reading.
+            None if replace => false,
+            // The same size, a digest missing on one side and other ETags (other part sizes,
+            // another tool's upload): the bytes decide.
+            None => {
+                let digest = content_sha256(backend, from, &source).await?;
+                let theirs = content_sha256(backend, to, &existing).await?;
+                if digest == theirs {
+                    return Ok(false);
+                }
+                return Err(Error::Conflict {
+                    destination: to.s3_uri(),
+                    source_file: from.s3_uri(),
+                    sha256: digest,
+                    existing: format!("{} bytes of sha256 {theirs}", existing.size),
+                });
+            }
+        };
+        match same {
+            true => return Ok(false),
+            false if replace => {}
+            false => {
                 return Err(Error::Conflict {
                     destination: to.s3_uri(),
                     source_file: from.s3_uri(),

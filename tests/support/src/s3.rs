@@ -196,6 +196,25 @@ impl S3Server {
             .expect("write the metadata record");
     }
 
+    /// Makes the server answer `etag` as the `ETag` of an object stored already, as it does for
+    /// one uploaded in parts (`"{md5 of the parts' md5s}-{parts}"`), whatever its bytes.
+    pub fn set_etag(&self, bucket: &str, key: &str, etag: &str) {
+        use base64::Engine as _;
+        let encode = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let path = self.root.path().join(format!(
+            ".bucket-{}.object-{}.internal.json",
+            encode(bucket),
+            encode(key)
+        ));
+        let mut info: serde_json::Map<String, serde_json::Value> = fs_err::read_to_string(&path)
+            .ok()
+            .map(|text| serde_json::from_str(&text).expect("an internal record"))
+            .unwrap_or_default();
+        info.insert("e_tag".into(), etag.into());
+        fs_err::write(path, serde_json::Value::Object(info).to_string())
+            .expect("write the internal record");
+    }
+
     /// Requests received so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
