@@ -76,6 +76,17 @@ struct Owner {
     placing: bool,
 }
 
+impl Owner {
+    /// Artifact `key`, verified.
+    fn placed(key: &str) -> Self {
+        Owner {
+            key: key.to_owned(),
+            placing: false,
+        }
+    }
+}
+
+/// `m` locked, whether or not a thread panicked while holding it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -570,13 +581,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 None => {}
             }
             fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
-            owners.insert(
-                rel_child,
-                Owner {
-                    key: key.to_owned(),
-                    placing: false,
-                },
-            );
+            owners.insert(rel_child, Owner::placed(key));
             continue;
         }
         if let Some(m) = &existing {
@@ -595,13 +600,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
             }
         }
         fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
-        owners.insert(
-            rel_child,
-            Owner {
-                key: key.to_owned(),
-                placing: false,
-            },
-        );
+        owners.insert(rel_child, Owner::placed(key));
     }
     Ok(())
 }
@@ -676,17 +675,10 @@ fn bootstrap(
         if rel.as_os_str().is_empty() {
             continue;
         }
-        let first_time = index
-            .relpaths
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(relpath.clone());
+        let first_time = lock(&index.relpaths).insert(relpath.clone());
         let dest = to.join(rel);
         if first_time {
-            let owners = index
-                .owners
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let owners = lock(&index.owners);
             remove_unowned(to, rel, &owners)?;
             drop(owners);
             // The marker of an earlier fetch goes with the tree it vouched for; the new one is
@@ -716,24 +708,12 @@ fn prebuilt_marker(dir: &Path) -> PathBuf {
 impl FlattenIndex {
     /// Records that artifact `key` placed `rel` (a directory with all it holds).
     fn own(&self, rel: PathBuf, key: &str) {
-        lock(&self.owners).insert(
-            rel,
-            Owner {
-                key: key.to_owned(),
-                placing: false,
-            },
-        );
+        lock(&self.owners).insert(rel, Owner::placed(key));
     }
 
     /// The relpaths a bootstrap fetch placed, sorted.
     pub fn relpaths(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .relpaths
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect();
+        let mut out: Vec<String> = lock(&self.relpaths).iter().cloned().collect();
         out.sort();
         out
     }

@@ -395,28 +395,36 @@ impl<'a> Extractor<'a> {
         for comp in &mapped[..mapped.len() - 1] {
             path.push(comp);
             rel.push(comp);
-            if self.dirs.contains_key(&path) {
-                continue;
-            }
-            let created = match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    shared.tree.made_dir(&rel);
-                    true
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    match fs_err::symlink_metadata(&path) {
-                        Ok(m) if m.is_dir() => false,
-                        _ => return None,
-                    }
-                }
-                Err(_) => return None,
-            };
-            self.dirs.insert(path.clone(), created);
+            self.tree_dir(shared, &path, &rel)?;
         }
         let name = &mapped[mapped.len() - 1];
         path.push(name);
         rel.push(name);
         Some((shared, path, rel))
+    }
+
+    /// Makes directory `path` (`rel` in the shared tree), recorded, unless this extraction
+    /// made or met it already: whether this extraction made it. `None` where something other
+    /// than a real directory is there, or it cannot be made.
+    fn tree_dir(&mut self, shared: Shared<'a>, path: &Path, rel: &Path) -> Option<bool> {
+        if let Some(created) = self.dirs.get(path) {
+            return Some(*created);
+        }
+        let created = match std::fs::create_dir(path) {
+            Ok(()) => {
+                shared.tree.made_dir(rel);
+                true
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AlreadyExists
+                    && fs_err::symlink_metadata(path).is_ok_and(|m| m.is_dir()) =>
+            {
+                false
+            }
+            Err(_) => return None,
+        };
+        self.dirs.insert(path.to_path_buf(), created);
+        Some(created)
     }
 
     fn link_target<R: Read>(
@@ -631,30 +639,15 @@ impl<'a> Extractor<'a> {
         entry: &mut tar::Entry<'_, R>,
         mapped: &[String],
     ) -> Result<(), Error> {
-        if let Some((shared, path, rel)) = self.tree_path(mapped) {
-            let created = match self.dirs.get(&path) {
-                Some(created) => Some(*created),
-                None => match std::fs::create_dir(&path) {
-                    Ok(()) => {
-                        shared.tree.made_dir(&rel);
-                        Some(true)
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        fs_err::symlink_metadata(&path)
-                            .is_ok_and(|m| m.is_dir())
-                            .then_some(false)
-                    }
-                    Err(_) => None,
-                },
-            };
-            // Else (not a real directory there) into `dest`, for the merge to decide.
-            if let Some(created) = created {
-                self.dirs.insert(path.clone(), created);
-                let attributes = self.dir_attributes(path, created, entry);
-                self.dir_times.push(attributes);
-                self.out.links_and_dirs += 1;
-                return Ok(());
-            }
+        // In the shared tree where a real directory is or can be made there; else into `dest`,
+        // for the merge to decide.
+        if let Some((shared, path, rel)) = self.tree_path(mapped)
+            && let Some(created) = self.tree_dir(shared, &path, &rel)
+        {
+            let attributes = self.dir_attributes(path, created, entry);
+            self.dir_times.push(attributes);
+            self.out.links_and_dirs += 1;
+            return Ok(());
         }
         let path = self.prepare(member, mapped)?;
         let created = if let Some(created) = self.dirs.get(&path) {

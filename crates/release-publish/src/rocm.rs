@@ -622,20 +622,19 @@ async fn copy_one(
                 });
             }
         };
-        match same {
-            true => return Ok(false),
-            false if replace => {}
-            false => {
-                return Err(Error::Conflict {
-                    destination: to.s3_uri(),
-                    source_file: from.s3_uri(),
-                    sha256: source
-                        .sha256
-                        .clone()
-                        .unwrap_or_else(|| "not recorded".to_owned()),
-                    existing: describe(&existing),
-                });
-            }
+        if same {
+            return Ok(false);
+        }
+        if !replace {
+            return Err(Error::Conflict {
+                destination: to.s3_uri(),
+                source_file: from.s3_uri(),
+                sha256: source
+                    .sha256
+                    .clone()
+                    .unwrap_or_else(|| "not recorded".to_owned()),
+                existing: describe(&existing),
+            });
         }
     }
     backend.copy_known(from, &source, to).await?;
