@@ -62,6 +62,39 @@ impl NetworkLimits {
     }
 }
 
+/// Where the build topology comes from, as flags (`artifact_manager`, `post_stage_upload`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TopologyArgs {
+    /// The topology [default: `{--therock-dir}/BUILD_TOPOLOGY.toml`, else the first
+    /// `BUILD_TOPOLOGY.toml` in the working directory or its parents].
+    #[arg(long, value_parser = parse_path)]
+    pub topology: Option<std::path::PathBuf>,
+    /// A TheRock checkout: the default topology and the GPU family table
+    /// (`cmake/therock_amdgpu_targets.cmake`) [default: `$THEROCK_DIR`].
+    #[arg(long, env = "THEROCK_DIR", value_parser = parse_path)]
+    pub therock_dir: Option<std::path::PathBuf>,
+}
+
+impl TopologyArgs {
+    /// The checkout these flags name (an empty `--therock-dir` is none).
+    pub fn checkout(&self) -> build_topology::Checkout {
+        build_topology::Checkout {
+            topology: self.topology.clone(),
+            therock_dir: self
+                .therock_dir
+                .clone()
+                .filter(|d| !d.as_os_str().is_empty()),
+        }
+    }
+
+    /// Whether a topology was named (`--topology`, `--therock-dir` or `$THEROCK_DIR`) rather
+    /// than looked for from the working directory.
+    pub fn is_given(&self) -> bool {
+        let checkout = self.checkout();
+        checkout.topology.is_some() || checkout.therock_dir.is_some()
+    }
+}
+
 /// The logging flags every tool takes.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct Verbosity {
@@ -128,10 +161,17 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
                 let _ = writeln!(std::io::stderr(), "{program}: error: {usage}");
                 return ExitCode::from(2);
             }
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", error_text(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// `err` and its causes, joined with `: `, each said once: a cause whose text an earlier one
+/// already holds (the S3 client's `dispatch failure`, a retry summary repeated by the error
+/// that wraps it) is left out.
+pub fn error_text(err: &anyhow::Error) -> String {
+    storage_backend::chain(err.as_ref())
 }
 
 /// The exit code of a finder (`find_artifacts_for_commit`, `find_latest_artifacts`), as the
@@ -143,7 +183,7 @@ pub fn finder_exit_code(result: anyhow::Result<bool>) -> ExitCode {
         Ok(false) => ExitCode::FAILURE,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "Error: {err:#}");
+            let _ = writeln!(std::io::stderr(), "Error: {}", error_text(&err));
             ExitCode::from(2)
         }
     }
@@ -235,6 +275,13 @@ pub fn block_on(body: impl std::future::Future<Output = anyhow::Result<()>>) -> 
             anyhow::Error::new(e).context("Failed to start the async runtime")
         )),
     }
+}
+
+/// Parses a commit that is looked up on the GitHub API (a full SHA) for clap.
+pub fn parse_api_commit(s: &str) -> Result<String, String> {
+    github_actions::check_commit_sha(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// Parses a run id that is looked up on the GitHub API (digits only) for clap.

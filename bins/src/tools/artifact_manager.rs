@@ -8,8 +8,9 @@ use std::sync::Arc;
 use artifact_backend::pipeline::{self, FetchMode, TransferError};
 use artifact_backend::stages::{CopyRequest, GivenRun, PushRequest, RunOptions, StageFetchRequest};
 use artifacts::Compression;
-use build_topology::{Checkout, Targets};
+use build_topology::Targets;
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use rock_ci::TopologyArgs;
 use rock_ci::{RepositoryArg, parse_platform, parse_repository};
 use workflow_outputs::Platform;
 
@@ -35,30 +36,6 @@ enum Command {
     Info(InfoArgs),
     /// List the stages of the topology.
     ListStages(TopologyArgs),
-}
-
-#[derive(Debug, Clone, Args)]
-struct TopologyArgs {
-    /// The topology [default: `{--therock-dir}/BUILD_TOPOLOGY.toml`, else the first
-    /// `BUILD_TOPOLOGY.toml` in the working directory or its parents].
-    #[arg(long, value_parser = rock_ci::parse_path)]
-    topology: Option<PathBuf>,
-    /// A TheRock checkout: the default topology and the GPU family table
-    /// (`cmake/therock_amdgpu_targets.cmake`) [default: `$THEROCK_DIR`].
-    #[arg(long, env = "THEROCK_DIR", value_parser = rock_ci::parse_path)]
-    therock_dir: Option<PathBuf>,
-}
-
-impl TopologyArgs {
-    fn checkout(&self) -> Checkout {
-        Checkout {
-            topology: self.topology.clone(),
-            therock_dir: self
-                .therock_dir
-                .clone()
-                .filter(|d| !d.as_os_str().is_empty()),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -15,8 +15,8 @@ use run_finder::Finder;
     group(ArgGroup::new("selector").args(["commit", "run_id"]).required(true)),
 )]
 struct Args {
-    /// Git commit SHA to find artifacts for.
-    #[arg(long)]
+    /// Git commit SHA to find artifacts for (the full SHA).
+    #[arg(long, value_parser = rock_ci::parse_api_commit)]
     commit: Option<String>,
     /// Inspect one workflow run.
     #[arg(long, value_parser = rock_ci::parse_api_run_id)]

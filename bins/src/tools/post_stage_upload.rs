@@ -43,11 +43,37 @@ struct Args {
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-131_072..=22))]
     compression_level: Option<i32>,
     #[command(flatten)]
+    topology: rock_ci::TopologyArgs,
+    #[command(flatten)]
     upload: rock_ci::uploads::UploadArgs,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,
     #[command(flatten)]
     log: rock_ci::Verbosity,
+}
+
+/// Exits with a usage error when the topology does not define `stage`. Without a topology to
+/// ask (none named, none in the working directory or its parents), the stage is used as given,
+/// as the reference does, with a warning.
+fn check_stage(topology: &rock_ci::TopologyArgs, stage: &str) {
+    let usage = |message: String| -> ! {
+        clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n")).exit()
+    };
+    match topology.checkout().load_topology() {
+        Ok(t) => {
+            if let Err(e) = t.stage(stage) {
+                usage(format!("invalid value '{stage}' for '--stage': {e}"));
+            }
+        }
+        Err(build_topology::CheckoutError::NoCheckout(dir)) if !topology.is_given() => {
+            tracing::warn!(
+                "--stage '{stage}' not checked: no {} in {} or its parents (pass --topology or --therock-dir to check it)",
+                build_topology::TOPOLOGY_FILE_NAME,
+                dir.display()
+            );
+        }
+        Err(e) => usage(format!("cannot check --stage '{stage}': {e:#}")),
+    }
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -65,6 +91,7 @@ pub(crate) fn main() -> ExitCode {
         )
         .exit();
     };
+    check_stage(&args.topology, &args.stage);
     let mtime = run_uploads::source_date_epoch(&lookup);
     let plan = Plan {
         run_id,

@@ -17,7 +17,7 @@ use rock_ci_test_support::{
 use crate::common::HOST_PLATFORM;
 use crate::store::Store;
 
-const TOPOLOGY: &str = r#"
+pub(crate) const TOPOLOGY: &str = r#"
 [build_stages.foundation]
 description = "Host libraries"
 artifact_groups = ["base-group"]

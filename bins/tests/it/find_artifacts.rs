@@ -13,6 +13,11 @@ use rock_ci_test_support::{HttpServer, Reply, S3Server, assert_fails_with};
 
 use crate::common::{assert_ok, text};
 
+/// The commit of the tests: the API is asked about full SHAs only.
+const SHA: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
+/// A commit without runs.
+const NO_RUNS: &str = "1234567890123456789012345678901234567890";
+
 fn ok(out: &Output) -> String {
     assert_ok(out);
     text(&out.stdout)
@@ -210,7 +215,7 @@ fn runs_on_a_second_page_are_inspected_after_a_run_without_artifacts() {
     let page2 = runs_page(&[ok_run(100)]);
     let api = Api::start(vec![
         (
-            &runs_path("abc"),
+            &runs_path(SHA),
             vec![Reply::json(200, &page1).with_header(
                 "link",
                 "<{api}/page2>; rel=\"next\", <{api}/page2>; rel=\"last\"",
@@ -218,12 +223,9 @@ fn runs_on_a_second_page_are_inspected_after_a_run_without_artifacts() {
         ),
         ("/page2", vec![Reply::json(200, &page2)]),
     ]);
-    let out = f.commit(
-        &api,
-        &["--commit", "abc", "--artifact-group", "gfx94X-dcgpu"],
-    );
+    let out = f.commit(&api, &["--commit", SHA, "--artifact-group", "gfx94X-dcgpu"]);
     let stdout = ok(&out);
-    assert_eq!(api.paths(), [runs_path("abc"), "/page2".to_owned()]);
+    assert_eq!(api.paths(), [runs_path(SHA), "/page2".to_owned()]);
     // The bucket blocks of both inspected runs on stderr; the one result on stdout.
     assert_eq!(
         text(&out.stderr)
@@ -235,8 +237,8 @@ fn runs_on_a_second_page_are_inspected_after_a_run_without_artifacts() {
         stdout,
         "Artifact info:
   Git repository:      ROCm/TheRock
-  Git commit:          abc
-  Git commit URL:      https://github.com/ROCm/TheRock/commit/abc
+  Git commit:          0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c
+  Git commit URL:      https://github.com/ROCm/TheRock/commit/0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c
   Platform:            linux
   Artifact group:      gfx94X-dcgpu
   Workflow name:       multi_arch_ci.yml
@@ -255,7 +257,7 @@ fn runs_on_a_second_page_are_inspected_after_a_run_without_artifacts() {
     );
 }
 
-/// Runs 200 (newer, attempt 2) and 100 of commit `abc`, with the groups given.
+/// Runs 200 (newer, attempt 2) and 100 of commit `SHA`, with the groups given.
 fn two_runs(
     f: &Fixture,
     in_200: &[&str],
@@ -274,7 +276,7 @@ fn two_runs(
             status_200.1,
         ),
     ]);
-    Api::start(vec![(&runs_path("abc"), vec![Reply::json(200, &page)])])
+    Api::start(vec![(&runs_path(SHA), vec![Reply::json(200, &page)])])
 }
 
 const GROUPS: [&str; 4] = ["--artifact-group", "gfx110X-all", "gfx120X-all", "--json"];
@@ -288,7 +290,7 @@ fn groups_accumulate_across_runs_newest_first() {
         &["blas_lib_gfx110X-all.tar.zst", "blas_lib_gfx1201.tar.zst"],
         ("completed", Some("success")),
     );
-    let out = f.commit(&api, &[&["--commit", "abc"][..], &GROUPS].concat());
+    let out = f.commit(&api, &[&["--commit", SHA][..], &GROUPS].concat());
     let v = json(&out);
     assert_eq!(v["status"], "found");
     assert_eq!(field(&v, 0, "artifact_group"), "gfx110X-all");
@@ -333,13 +335,7 @@ fn groups_accumulate_across_runs_newest_first() {
     // Both runs hold the group: the newer one wins.
     let out = f.commit(
         &api,
-        &[
-            "--commit",
-            "abc",
-            "--artifact-group",
-            "gfx120X-all",
-            "--json",
-        ],
+        &["--commit", SHA, "--artifact-group", "gfx120X-all", "--json"],
     );
     assert_eq!(field(&json(&out), 0, "workflow_run_id"), "200");
 }
@@ -358,7 +354,7 @@ fn single_run_mode_takes_the_run_holding_every_group() {
     );
     let out = f.commit(
         &api,
-        &[&["--commit", "abc", "--require-single-run"][..], &GROUPS].concat(),
+        &[&["--commit", SHA, "--require-single-run"][..], &GROUPS].concat(),
     );
     let v = json(&out);
     assert_eq!(field(&v, 0, "workflow_run_id"), "100");
@@ -378,7 +374,7 @@ fn successful_run_mode_skips_a_queued_run_without_listing_it() {
         &api,
         &[
             "--commit",
-            "abc",
+            SHA,
             "--artifact-group",
             "gfx94X-dcgpu",
             "--require-successful-run",
@@ -398,7 +394,7 @@ fn successful_run_mode_skips_a_queued_run_without_listing_it() {
         &api,
         &[
             "--commit",
-            "abc",
+            SHA,
             "--artifact-group",
             "gfx94X-dcgpu",
             "--json",
@@ -499,14 +495,14 @@ fn a_rate_limit_is_waited_out() {
             .with_header("x-ratelimit-reset", "0"),
     ] {
         let api = Api::start(vec![(
-            &runs_path("abc"),
+            &runs_path(SHA),
             vec![limited.clone(), Reply::json(200, &page)],
         )]);
         let out = f.commit(
             &api,
             &[
                 "--commit",
-                "abc",
+                SHA,
                 "--artifact-group",
                 "gfx94X-dcgpu",
                 "--json",
@@ -530,16 +526,13 @@ fn a_rate_limit_is_waited_out() {
 fn a_rate_limit_that_does_not_reset_soon_is_an_error() {
     let f = Fixture::new();
     let api = Api::start(vec![(
-        &runs_path("abc"),
+        &runs_path(SHA),
         vec![
             Reply::json(403, r#"{"message": "API rate limit exceeded"}"#)
                 .with_header("retry-after", "100000"),
         ],
     )]);
-    let out = f.commit(
-        &api,
-        &["--commit", "abc", "--artifact-group", "gfx94X-dcgpu"],
-    );
+    let out = f.commit(&api, &["--commit", SHA, "--artifact-group", "gfx94X-dcgpu"]);
     assert_fails_with(
         &out,
         2,
@@ -558,9 +551,9 @@ fn nothing_found_or_a_failed_look_up() {
     );
     let page = runs_page(&[ok_run(100)]);
     let api = Api::start(vec![
-        (&runs_path("abc"), vec![Reply::json(200, &page)]),
+        (&runs_path(SHA), vec![Reply::json(200, &page)]),
         (
-            &runs_path("none"),
+            &runs_path(NO_RUNS),
             vec![Reply::json(200, r#"{"workflow_runs": []}"#)],
         ),
     ]);
@@ -569,7 +562,7 @@ fn nothing_found_or_a_failed_look_up() {
         &api,
         &[
             "--commit",
-            "abc",
+            SHA,
             "--artifact-group",
             "gfx94X-dcgpu",
             "gfx94X-dcgpu",
@@ -578,7 +571,7 @@ fn nothing_found_or_a_failed_look_up() {
     assert_fails_with(
         &out,
         1,
-        "No matching artifacts found for commit abc (platform=linux, artifact_group=['gfx94X-dcgpu', 'gfx94X-dcgpu'])\n",
+        "No matching artifacts found for commit 0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c (platform=linux, artifact_group=['gfx94X-dcgpu', 'gfx94X-dcgpu'])\n",
         "generic only",
     );
     let out = f.commit(&api, &["--run-id", "5", "--artifact-group", "generic"]);
@@ -589,17 +582,17 @@ fn nothing_found_or_a_failed_look_up() {
         "unknown run",
     );
     assert!(!text(&out.stderr).contains("--run-github-repo"));
-    let out = f.commit(&api, &["--commit", "none", "--artifact-group", "generic"]);
+    let out = f.commit(&api, &["--commit", NO_RUNS, "--artifact-group", "generic"]);
     assert_fails_with(
         &out,
         1,
-        "No matching artifacts found for commit none",
+        &format!("No matching artifacts found for commit {NO_RUNS}"),
         "no runs",
     );
     // The generic group needs no target-specific archive.
     let out = f.commit(
         &api,
-        &["--commit", "abc", "--artifact-group", "generic", "--json"],
+        &["--commit", SHA, "--artifact-group", "generic", "--json"],
     );
     assert_eq!(
         field(&json(&out), 0, "artifact_filenames"),
@@ -613,11 +606,21 @@ fn bad_requests_fail_before_any_request() {
     let f = Fixture::new();
     let api = Api::start(vec![]);
     let before = api.paths().len();
+    // Not a full SHA: the API would match nothing; refused before any request.
+    for bad in ["zzzz", "0f1e2d3", &SHA[1..], &format!("{SHA}0")] {
+        let out = f.commit(&api, &["--commit", bad, "--artifact-group", "a"]);
+        assert_fails_with(
+            &out,
+            2,
+            &format!("Invalid commit \"{bad}\": give the commit's full SHA"),
+            bad,
+        );
+    }
     let out = f.commit(
         &api,
         &[
             "--commit",
-            "abc",
+            SHA,
             "--artifact-group",
             "a",
             "b",
@@ -635,7 +638,7 @@ fn bad_requests_fail_before_any_request() {
         &api,
         &[
             "--commit",
-            "abc",
+            SHA,
             "--artifact-group",
             "a",
             "--require-artifact",
@@ -649,7 +652,7 @@ fn bad_requests_fail_before_any_request() {
         "bad regex",
     );
     let out = Command::new(crate::common::tool("find_artifacts_for_commit"))
-        .args(["--commit", "abc", "--artifact-group", "a"])
+        .args(["--commit", SHA, "--artifact-group", "a"])
         .env_clear()
         .env("GITHUB_API_URL", api.server.url())
         .env("THEROCK_DIR", f.work.path().join("nowhere"))

@@ -171,7 +171,7 @@ impl RunFixture {
 }
 
 /// A build variant's group (`{family}-asan`) derives its family's targets, so the per-target
-/// shards come too; a group that is no family says so instead of skipping them silently.
+/// shards come too; a group that is no family is refused instead of skipping them silently.
 #[test]
 fn variant_groups_fetch_their_per_target_shards() {
     let f = run_fixture(false);
@@ -208,13 +208,33 @@ fn variant_groups_fetch_their_per_target_shards() {
         "kernels"
     );
 
-    let stdout = ok(&f.install_group("mystery", &["--output-dir", "rocm2", "--blas"]));
+    // A group the family table does not know is a usage error naming the known families,
+    // before anything is fetched or touched; with --amdgpu-targets no family is needed.
+    let unknown = f.install_group("gfx0000", &["--output-dir", "rocm", "--blas"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
+    let stderr = text(&unknown.stderr);
     assert!(
-        stdout.contains("WARNING: 'mystery' is not a family")
-            && stdout.contains("per-target artifacts are not fetched"),
-        "{stdout}"
+        stderr.contains("'gfx0000' is not a GPU family") && stderr.contains("gfx94X-dcgpu"),
+        "{stderr}"
     );
-    assert!(!stdout.contains("--amdgpu-targets gfx"), "{stdout}");
+    assert!(
+        !text(&unknown.stdout).contains("Retrieving"),
+        "{}",
+        text(&unknown.stdout)
+    );
+    assert!(out.join("lib/librocblas.so").is_file());
+    let stdout = ok(&f.install_group(
+        "gfx0000",
+        &[
+            "--output-dir",
+            "rocm2",
+            "--blas",
+            "--amdgpu-targets",
+            "gfx942",
+            "--allow-unverified",
+        ],
+    ));
+    assert!(stdout.contains("--amdgpu-targets gfx942"), "{stdout}");
 }
 
 #[test]

@@ -461,3 +461,60 @@ fn a_build_dir_on_another_drive() {
     // Nothing was written in the working directory.
     assert!(files_under(cwd.path()).is_empty());
 }
+
+// A stage the topology does not define is a usage error naming the defined ones; nothing is
+// archived or uploaded. Without a topology to ask, the stage is used as given, with a warning.
+#[test]
+fn unknown_stage_is_a_usage_error_when_the_topology_is_found() {
+    let t = tempfile::tempdir().unwrap();
+    let build = stage_build(t.path());
+    write(
+        &t.path().join("BUILD_TOPOLOGY.toml"),
+        crate::artifact_manager::TOPOLOGY,
+    );
+    let args = |stage: &'static str| {
+        [
+            "--run-id",
+            "12345",
+            "--platform",
+            "linux",
+            "--stage",
+            stage,
+            "--output-dir",
+            "staging",
+        ]
+    };
+    let out = run(&args("bogus"), &[], t.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("'bogus'") && stderr.contains("foundation, libs, consumers"),
+        "{stderr}"
+    );
+    assert!(!t.path().join("staging").exists());
+    assert!(!build.join("logs/ninja_logs.tar.gz").exists());
+
+    assert_ok(&run(&args("libs"), &[], t.path()));
+    assert!(t.path().join("staging/12345-linux/logs/libs").is_dir());
+
+    // A topology named explicitly must load.
+    let mut missing = args("libs").to_vec();
+    missing.extend(["--therock-dir", "no-checkout"]);
+    let out = run(&missing, &[], t.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no-checkout"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // None found from the working directory: the reference's behaviour, with a warning.
+    fs_err::remove_file(t.path().join("BUILD_TOPOLOGY.toml")).unwrap();
+    let out = run(&args("bogus"), &[], t.path());
+    assert_ok(&out);
+    assert!(
+        text(&out.stderr).contains("--stage 'bogus' not checked"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -126,6 +126,12 @@ impl FamilyMap {
             .max_by_key(|f| f.len())
     }
 
+    /// Every family name (targets included), sorted, without repeats.
+    pub fn family_names(&self) -> Vec<&str> {
+        let known: BTreeSet<&str> = self.families.iter().map(|(k, _)| k.as_str()).collect();
+        known.into_iter().collect()
+    }
+
     /// The targets of `family` in file order; none for an unknown family.
     pub fn targets_of(&self, family: &str) -> &[String] {
         self.families
@@ -142,10 +148,9 @@ impl FamilyMap {
             .filter(|f| !self.families.iter().any(|(k, _)| k == *f))
             .collect();
         if !unknown.is_empty() {
-            let known: BTreeSet<&str> = self.families.iter().map(|(k, _)| k.as_str()).collect();
             return Err(UnknownFamilies {
                 unknown: unknown.into_iter().cloned().collect(),
-                known: known.into_iter().map(str::to_owned).collect(),
+                known: self.family_names().into_iter().map(str::to_owned).collect(),
             });
         }
         let mut out: Vec<String> = Vec::new();

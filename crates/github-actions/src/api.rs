@@ -111,6 +111,14 @@ pub enum ApiError {
         /// The value given.
         value: String,
     },
+    /// A commit is not a full SHA; no request is made.
+    #[error(
+        "Invalid commit {value:?}: give the commit's full SHA (40 hexadecimal digits, or 64 for a SHA-256 repository); the API matches runs by their full head SHA only"
+    )]
+    InvalidCommit {
+        /// The value given.
+        value: String,
+    },
     /// A workflow run could not be fetched.
     #[error(
         "Failed to query workflow run {run_id} in repository {repository}: {run_url}\n  {source}\nHint: Did you mean to specify a different repository with --run-github-repo?"
@@ -311,7 +319,10 @@ impl ApiError {
     /// Whether the request was refused before it was sent because of what the caller gave
     /// (a malformed URL setting or run id): a usage error, not a failure of the API.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Self::InvalidUrl { .. } | Self::InvalidRunId { .. })
+        matches!(
+            self,
+            Self::InvalidUrl { .. } | Self::InvalidRunId { .. } | Self::InvalidCommit { .. }
+        )
     }
 }
 
@@ -326,6 +337,21 @@ pub fn check_run_id(run_id: &str) -> Result<(), ApiError> {
     } else {
         Err(ApiError::InvalidRunId {
             value: run_id.to_owned(),
+        })
+    }
+}
+
+/// Checks that `sha` is a full commit SHA (40 or 64 hexadecimal digits) before it becomes part
+/// of a request: the runs API matches `head_sha` exactly, so anything else finds nothing.
+///
+/// # Errors
+/// [`ApiError::InvalidCommit`] naming the value.
+pub fn check_commit_sha(sha: &str) -> Result<(), ApiError> {
+    if matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidCommit {
+            value: sha.to_owned(),
         })
     }
 }

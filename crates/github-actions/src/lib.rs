@@ -33,7 +33,7 @@ mod run_root;
 
 pub use api::{
     ApiError, DEFAULT_API_URL, DEFAULT_SERVER_URL, GithubClient, HeadRepository, RetryPolicy,
-    WorkflowRun, check_run_id,
+    WorkflowRun, check_commit_sha, check_run_id,
 };
 pub use env::{CURRENT_RUN_ROOT_VARS, EnvVars, captured, process_env, secret_values};
 pub use event::{EventError, is_current_run_pr_from_fork, is_pr_from_fork, is_pr_from_fork_with};

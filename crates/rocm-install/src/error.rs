@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// An install failed. Every failure but [`Error::NoNightlyRelease`] (already reported, see
-/// [`Error::is_reported`]) is to be shown with its chain of causes; only a fetch's can be a usage error ([`Error::is_usage`]).
+/// [`Error::is_reported`]) is to be shown with its chain of causes; an unknown family and some of a fetch's are usage errors ([`Error::is_usage`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -97,6 +97,18 @@ pub enum Error {
     /// Reading the file system or writing the output lines failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The artifact group is not a family of the GPU family table (nor a family followed by a
+    /// build variant).
+    #[error(
+        "'{group}' is not a GPU family of therock_amdgpu_targets.cmake (nor a family followed by a build variant such as '-asan'); known families: {}; or pass --amdgpu-targets",
+        known.join(", ")
+    )]
+    UnknownFamily {
+        /// The artifact group given.
+        group: String,
+        /// The table's families, sorted.
+        known: Vec<String>,
+    },
     /// The fetch of a run's artifacts failed.
     #[error(transparent)]
     Fetch(#[from] artifact_backend::pipeline::TransferError),
@@ -113,9 +125,14 @@ impl Error {
         }
     }
 
-    /// Whether what the caller gave is wrong (exit 2): only a fetch can say so.
+    /// Whether what the caller gave is wrong (exit 2): an unknown family, or a fetch that
+    /// says so.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Fetch(e) if e.is_usage())
+        match self {
+            Error::UnknownFamily { .. } => true,
+            Error::Fetch(e) => e.is_usage(),
+            _ => false,
+        }
     }
 }
 

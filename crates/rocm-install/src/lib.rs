@@ -102,9 +102,19 @@ impl Request {
     }
 }
 
-/// The family's targets when `--amdgpu-targets` is empty (non-strict: none for an unknown
-/// family), with the line that reports them.
-fn derived_targets(request: &Request, out: &mut dyn Write) -> std::io::Result<String> {
+/// The family `group` stands for in `map`, else [`Error::UnknownFamily`]. (The reference
+/// derives no targets then, silently, and installs the generic artifacts only.)
+fn known_family<'a>(map: &'a build_topology::FamilyMap, group: &str) -> Result<&'a str, Error> {
+    map.family_of_group(group)
+        .ok_or_else(|| Error::UnknownFamily {
+            group: group.to_owned(),
+            known: map.family_names().into_iter().map(str::to_owned).collect(),
+        })
+}
+
+/// The family's targets when `--amdgpu-targets` is empty, with the line that reports them; a
+/// group the loaded table does not know is [`Error::UnknownFamily`] (a usage error).
+fn derived_targets(request: &Request, out: &mut dyn Write) -> Result<String, Error> {
     if !request.amdgpu_targets.is_empty() {
         return Ok(request.amdgpu_targets.clone());
     }
@@ -128,14 +138,7 @@ fn derived_targets(request: &Request, out: &mut dyn Write) -> std::io::Result<St
         }
     };
     let group = &request.artifact_group;
-    let Some(family) = map.family_of_group(group) else {
-        // The reference derives nothing here, silently: per-target shards are then skipped.
-        writeln!(
-            out,
-            "WARNING: '{group}' is not a family of therock_amdgpu_targets.cmake (nor one followed by a build variant): no --amdgpu-targets derived, so per-target artifacts are not fetched; pass --amdgpu-targets to fetch them"
-        )?;
-        return Ok(String::new());
-    };
+    let family = known_family(map, group)?;
     let targets = map.targets_of(family).join(",");
     if family == group {
         writeln!(
@@ -269,6 +272,11 @@ pub async fn run(
     writeln!(out, "### Installing TheRock using artifacts ###")?;
     let checked = request.clone();
     let absolute_output = storage_backend::blocking(move || validate(&checked)).await?;
+    if let (true, Some(FamilyTable::Loaded(map))) =
+        (request.needs_family_table(), &request.family_table)
+    {
+        known_family(map, &request.artifact_group)?;
+    }
 
     // Discovery (which tarball) happens before anything is touched.
     let tarball = match &request.source {
