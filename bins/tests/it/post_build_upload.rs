@@ -135,11 +135,16 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
         .collect();
     assert_eq!(names, ["ccache.log", "stats.txt"]);
 
-    let base = format!("https://therock-ci-artifacts.s3.amazonaws.com/12345-{HOST_PLATFORM}");
+    // Staged locally: the links are the staged files (the run's index page was not staged:
+    // its directory).
+    let base = std::path::absolute(t.path().join(format!("staging/12345-{HOST_PLATFORM}")))
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/");
     assert_eq!(
         fs_err::read_to_string(&summary).unwrap(),
         format!(
-            "[Build Logs]({base}/logs/{GROUP}/index.html)\n\n[Build Observability]({base}/logs/{GROUP}/build_observability.html)\n\n[Artifacts]({base}/index.html)\n\n[TheRock Manifest]({base}/manifests/{GROUP}/therock_manifest.json)\n\n"
+            "[Build Logs](<{base}/logs/{GROUP}/index.html>)\n\n[Build Observability](<{base}/logs/{GROUP}/build_observability.html>)\n\n[Artifacts](<{base}>)\n\n[TheRock Manifest](<{base}/manifests/{GROUP}/therock_manifest.json>)\n\n"
         )
     );
     let stdout = text(&out.stdout);
@@ -155,7 +160,9 @@ fn uploads_logs_and_manifest_to_the_group_layout() {
     }
 }
 
-// Spec §18.9: the summary cases.
+// Spec §18.9: the summary cases. The runs stage into a local directory (`--output-dir`), so
+// the links are the staged files' paths (an index page that was not staged: its directory),
+// never URLs of a bucket that received nothing.
 #[test]
 fn summary_lines_follow_status_and_observability() {
     type Case<'a> = (
@@ -171,25 +178,28 @@ fn summary_lines_follow_status_and_observability() {
             "success",
             &[],
             &[
-                "logs/gfx94X-dcgpu/index.html",
-                "RUN/index.html",
-                "therock_manifest.json",
+                "staging/RUN/logs/gfx94X-dcgpu/index.html>)",
+                "staging/RUN>)",
+                "staging/RUN/manifests/gfx94X-dcgpu/therock_manifest.json>)",
             ],
-            &["build_observability"],
+            &["build_observability", "https://", "RUN/index.html"],
         ),
         (
             true,
             "failure",
             &[],
-            &["build_observability.html", "therock_manifest.json"],
-            &["RUN/index.html", "index-gfx94X-dcgpu.html"],
+            &[
+                "staging/RUN/logs/gfx94X-dcgpu/build_observability.html>)",
+                "therock_manifest.json",
+            ],
+            &["[Artifacts]", "index-gfx94X-dcgpu.html", "https://"],
         ),
         (
             false,
             "success",
             &[("GITHUB_REPOSITORY", "Fork/TheRock")],
-            &["therock-ci-artifacts-external", "Fork-TheRock/RUN"],
-            &[],
+            &["staging/Fork-TheRock/RUN"],
+            &["https://"],
         ),
     ];
     // `RUN` in the cases stands for the run's directory.
@@ -216,13 +226,20 @@ fn summary_lines_follow_status_and_observability() {
         for a in absent.iter().map(|a| run_dir(a)) {
             assert!(!summary.contains(&a), "{a} in {summary}");
         }
+        // Every link is an absolute path below the staging directory that exists.
+        for line in &lines {
+            let path = line
+                .split_once("](<")
+                .and_then(|(_, rest)| rest.strip_suffix(">)"))
+                .unwrap_or_else(|| panic!("not a local link: {line}"));
+            assert!(Path::new(path).is_absolute(), "{line}");
+            assert!(Path::new(path).exists(), "{line}");
+        }
         if env.iter().any(|(k, _)| *k == "GITHUB_REPOSITORY") {
             assert!(
-                lines.iter().all(|l| l
-                    .contains(&run_dir("therock-ci-artifacts-external/Fork-TheRock/RUN"))
-                    || l.contains(&run_dir(
-                        "therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/RUN"
-                    ))),
+                lines
+                    .iter()
+                    .all(|l| l.contains(&run_dir("staging/Fork-TheRock/RUN"))),
                 "{summary}"
             );
         }

@@ -115,17 +115,31 @@ async fn upload_logs(
     combine(failures)
 }
 
-/// The job summary lines (spec §11.7).
+/// The job summary lines (spec §11.7). With `staging` (an `--output-dir` run, nothing
+/// uploaded) each link is the staged file's absolute path instead of its S3 URL, and an index
+/// page that was not staged is linked as its directory.
 pub fn summary_lines(
     root: &WorkflowOutputRoot,
     group: &str,
     build_dir: &Path,
     job_status: Option<&str>,
+    staging: Option<&Path>,
 ) -> Vec<String> {
-    let mut lines = vec![format!(
-        "[Build Logs]({})",
-        root.log_index(group).https_url()
-    )];
+    let link = |location: storage_location::StorageLocation| match staging
+        .and_then(|dir| location.local_path(&std::path::absolute(dir).ok()?).ok())
+    {
+        Some(path) => {
+            let shown = if path.file_name().is_some_and(|n| n == "index.html") && !path.exists() {
+                path.parent().map_or(path.clone(), Path::to_path_buf)
+            } else {
+                path
+            };
+            // Angle brackets keep a path with spaces one link; `/` works on every platform.
+            format!("<{}>", shown.to_string_lossy().replace('\\', "/"))
+        }
+        None => location.https_url(),
+    };
+    let mut lines = vec![format!("[Build Logs]({})", link(root.log_index(group)))];
     if build_dir
         .join("logs")
         .join("build_observability.html")
@@ -133,18 +147,15 @@ pub fn summary_lines(
     {
         lines.push(format!(
             "[Build Observability]({})",
-            root.build_observability(group).https_url()
+            link(root.build_observability(group))
         ));
     }
     if job_status.is_none_or(|s| s.is_empty() || s == "success") {
-        lines.push(format!(
-            "[Artifacts]({})",
-            root.artifact_index().https_url()
-        ));
+        lines.push(format!("[Artifacts]({})", link(root.artifact_index())));
     }
     lines.push(format!(
         "[TheRock Manifest]({})",
-        root.manifest(group).https_url()
+        link(root.manifest(group))
     ));
     lines
 }
@@ -292,6 +303,7 @@ pub async fn run(
         &plan.artifact_group,
         &plan.build_dir,
         plan.job_status.as_deref(),
+        plan.output_dir.as_deref(),
     ) {
         writeln!(out, "Writing job summary:\n{line}")?;
         steps::append_step_summary(&line, lookup).await?;
@@ -300,4 +312,60 @@ pub async fn run(
     failures.extend(logs);
     failures.extend(manifest);
     combine(failures)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use workflow_outputs::{Platform, WorkflowOutputRoot};
+
+    use super::summary_lines;
+
+    /// Uploading to S3, the links are the bucket's URLs (spec §18.9); staging locally, the
+    /// staged paths, an index page that was not staged shown as its directory.
+    #[test]
+    fn summary_links_follow_where_the_files_went() {
+        let root = WorkflowOutputRoot::new(
+            "therock-ci-artifacts-external",
+            "Fork-TheRock/",
+            "12345",
+            Platform::Linux,
+        )
+        .unwrap();
+        let build = tempfile::tempdir().unwrap();
+        assert_eq!(
+            summary_lines(&root, "gfx94X-dcgpu", build.path(), Some("success"), None),
+            [
+                "[Build Logs](https://therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/12345-linux/logs/gfx94X-dcgpu/index.html)",
+                "[Artifacts](https://therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/12345-linux/index.html)",
+                "[TheRock Manifest](https://therock-ci-artifacts-external.s3.amazonaws.com/Fork-TheRock/12345-linux/manifests/gfx94X-dcgpu/therock_manifest.json)",
+            ]
+        );
+        let staging = tempfile::tempdir().unwrap();
+        let logs = staging
+            .path()
+            .join("Fork-TheRock/12345-linux/logs/gfx94X-dcgpu");
+        fs_err::create_dir_all(&logs).unwrap();
+        fs_err::write(logs.join("index.html"), "").unwrap();
+        let shown = |p: &Path| p.to_string_lossy().replace('\\', "/");
+        let run = staging.path().join("Fork-TheRock/12345-linux");
+        assert_eq!(
+            summary_lines(
+                &root,
+                "gfx94X-dcgpu",
+                build.path(),
+                None,
+                Some(staging.path())
+            ),
+            [
+                format!("[Build Logs](<{}>)", shown(&logs.join("index.html"))),
+                format!("[Artifacts](<{}>)", shown(&run)),
+                format!(
+                    "[TheRock Manifest](<{}>)",
+                    shown(&run.join("manifests/gfx94X-dcgpu/therock_manifest.json"))
+                ),
+            ]
+        );
+    }
 }
