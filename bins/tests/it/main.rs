@@ -8,6 +8,7 @@ mod bucket_info;
 mod build_python_packages;
 mod ci_layout;
 mod common;
+mod docs;
 // ELF files built with `cc`, run, read with `readelf`; FIFOs, owners and modes: about Linux
 // itself.
 #[cfg(unix)]
