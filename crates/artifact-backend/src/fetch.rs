@@ -16,8 +16,11 @@ use crate::{ArtifactBackend, Error};
 
 /// The suffix of the directory beside an output directory `{parent}/{name}` that records which
 /// extracted artifacts were verified, `{parent}/.{name}.rock-ci-fetch` ([`verified_dir`]): one
-/// `{archive}.sha256` per artifact, holding the digest its directory was unpacked from. Earlier
-/// versions kept it inside the output directory, as `{output}/.rock-ci-fetch`.
+/// `{archive}.tree` per artifact, holding the digest its directory was unpacked from and the
+/// entries the directory held then (type, permissions, size, modification time, link target).
+/// Earlier versions kept only the digest, as `{archive}.sha256` (not trusted: the artifact is
+/// unpacked again), and kept the records inside the output directory, as
+/// `{output}/.rock-ci-fetch`.
 pub const VERIFIED_DIR: &str = ".rock-ci-fetch";
 
 /// Where the verified copies in `output_dir` are recorded: `.{name}.rock-ci-fetch` beside it,
@@ -762,21 +765,28 @@ fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, Owner>) -> 
     Ok(())
 }
 
-/// Where the digest of `key`'s verified, extracted copy in `output_dir` is recorded.
+/// Where `key`'s verified, extracted copy in `output_dir` is recorded: its digest and its
+/// entries.
 fn verified_marker(records: Option<&Path>, key: &str) -> Option<PathBuf> {
+    Some(records?.join(format!("{key}.tree")))
+}
+
+/// The record of earlier versions: the digest alone, trusted without a look at the tree.
+fn legacy_marker(records: Option<&Path>, key: &str) -> Option<PathBuf> {
     Some(records?.join(format!("{key}.sha256")))
 }
 
-/// Records that `key`'s directory in `output_dir` was unpacked from content with `sha256`
-/// (through a temporary file and a rename). The record only saves a later fetch work: where
-/// it cannot be written (no parent, an unwritable parent) the fetch goes on without it.
-fn record_verified(records: Option<&Path>, key: &str, sha256: &str) {
+/// Records that `key`'s directory `tree` in place was unpacked from content with `sha256`,
+/// with its entries as they are now (through a temporary file and a rename). The record only
+/// saves a later fetch work: where it cannot be written (no parent, an unwritable parent) the
+/// fetch goes on without it.
+fn record_verified(records: Option<&Path>, key: &str, tree: &Path, sha256: &str) {
     let (Some(dir), Some(marker)) = (records, verified_marker(records, key)) else {
         return;
     };
     let written = fs_err::create_dir_all(dir)
         .map_err(|e| FileError::write(dir, e).into())
-        .and_then(|()| crate::download::write_atomic(&marker, format!("{sha256}\n").as_bytes()));
+        .and_then(|()| crate::tree_record::write(&marker, tree, sha256));
     if let Err(e) = written {
         tracing::info!(
             "Not recording the verified copy of {key} (a later fetch unpacks it again): {e}"
@@ -812,20 +822,27 @@ pub fn remove_stale_partials(output_dir: &Path) -> Result<(), Error> {
 impl ArtifactBackend {
     /// Whether `{output_dir}/{name}` holds artifact `key` as it is now: unpacked by an earlier
     /// verified fetch (recorded in [`verified_dir`]) from content whose digest the artifact's
-    /// sidecar (or recorded SHA-256) still gives. Without either nothing counts as current.
+    /// sidecar (or recorded SHA-256) still gives, and still holding exactly the entries
+    /// recorded then (type, permissions, size, modification time, link target: one `lstat`
+    /// per entry, nothing read again). Without a sidecar, a record, or with any difference in
+    /// the tree (an entry missing, added or changed), nothing counts as current. A change of
+    /// content that keeps an entry's size and modification time is not seen.
     pub async fn extracted_is_current(&self, key: &str, output_dir: &Path) -> Result<bool, Error> {
-        if !output_dir.join(extract_dir_name(key)).is_dir() {
+        let tree = output_dir.join(extract_dir_name(key));
+        if !tree.is_dir() {
             return Ok(false);
         }
         let records = self.records_dir(output_dir);
         let Some(marker) = verified_marker(records.as_deref(), key) else {
             return Ok(false);
         };
-        let Ok(recorded) = storage_backend::blocking(move || fs_err::read_to_string(marker)).await
-        else {
+        let recorded =
+            storage_backend::blocking(move || crate::tree_record::unchanged_sha256(&marker, &tree))
+                .await;
+        let Some(recorded) = recorded else {
             return Ok(false);
         };
-        Ok(self.expected_sha256(key).await?.as_deref() == Some(recorded.trim()))
+        Ok(self.expected_sha256(key).await?.as_deref() == Some(recorded.as_str()))
     }
 
     /// Streams artifact `key` into `output_dir`: downloaded (or read), hashed, decompressed
@@ -1134,21 +1151,25 @@ fn replace_copy(
     fs_err::rename(temp.path(), &dest).map_err(|e| FileError::write(&dest, e))?;
     let _moved = temp.keep();
     if let Some(sha256) = verified_sha256 {
-        record_verified(records, key, sha256);
+        record_verified(records, key, &dest, sha256);
     }
     Ok(dest)
 }
 
 /// Removes the record that `key`'s copy in `output` was verified, if there is one.
 fn forget_verified(records: Option<&Path>, key: &str) -> Result<(), Error> {
-    if let Some(marker) = verified_marker(records, key)
-        && let Err(e) = fs_err::remove_file(&marker)
-        && !matches!(
-            e.kind(),
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-        )
+    for marker in [verified_marker(records, key), legacy_marker(records, key)]
+        .into_iter()
+        .flatten()
     {
-        return Err(FileError::write(&marker, e).into());
+        if let Err(e) = fs_err::remove_file(&marker)
+            && !matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            )
+        {
+            return Err(FileError::write(&marker, e).into());
+        }
     }
     Ok(())
 }

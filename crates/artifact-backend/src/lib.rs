@@ -41,6 +41,7 @@ mod env;
 mod fetch;
 pub mod pipeline;
 pub mod stages;
+mod tree_record;
 
 pub use env::{EnvVars, backend_from_env};
 pub use fetch::{

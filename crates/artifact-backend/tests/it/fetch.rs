@@ -36,17 +36,18 @@ async fn verified_copy_is_recorded(b: &ArtifactBackend, out: &Path, sha256: &str
                 out.file_name().unwrap().to_string_lossy()
             ))
     );
-    let marker = records.join("fft_lib_gfx942.tar.xz.sha256");
-    assert_eq!(
-        fs_err::read_to_string(&marker).unwrap(),
-        format!("{sha256}\n")
+    let marker = records.join("fft_lib_gfx942.tar.xz.tree");
+    let recorded = fs_err::read_to_string(&marker).unwrap();
+    assert!(
+        recorded.starts_with(&format!("rock-ci extracted tree 1\nsha256 {sha256}\n")),
+        "{recorded}"
     );
     assert!(
         b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
             .await
             .unwrap()
     );
-    fs_err::write(&marker, "0".repeat(64)).unwrap();
+    fs_err::write(&marker, recorded.replace(sha256, &"0".repeat(64))).unwrap();
     assert!(
         !b.extracted_is_current("fft_lib_gfx942.tar.xz", out)
             .await
