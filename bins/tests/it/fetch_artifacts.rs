@@ -1138,3 +1138,76 @@ fn output_dirs_in_every_spelling_of_a_path() {
         assert_eq!(names(&lands).len(), 4, "{given}");
     }
 }
+
+/// `fetch_artifacts --run-id 9001 ... --output-dir c base_lib` into the fixture's work
+/// directory.
+fn fetch_base_lib(f: &Fixture) -> Output {
+    fetch_command(&f.server, &f.github_url, "9001")
+        .args([
+            "--artifact-group",
+            "gfx94X-dcgpu",
+            "--output-dir",
+            "c",
+            "base_lib",
+        ])
+        .current_dir(f.work.path())
+        .run_output()
+        .unwrap()
+}
+
+/// A fetch again into a directory whose artifact was damaged since (a file removed, bytes
+/// appended to a header) unpacks that artifact again; an untouched one is kept.
+#[test]
+fn a_damaged_extracted_artifact_is_extracted_again() {
+    let f = fixture();
+    put_artifact(
+        &f.server.root().join("therock-ci-artifacts/9001-linux"),
+        "base_lib_generic.tar.zst",
+        ZSTD,
+        "base/stage",
+        &[
+            ("sub/inner.txt", "inner"),
+            ("include/base.h", "int base(void);\n"),
+        ],
+        true,
+    );
+    let stage = f.work.path().join("c/base_lib_generic/base/stage");
+    let (inner, header) = (stage.join("sub/inner.txt"), stage.join("include/base.h"));
+    let first = fetch_base_lib(&f);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let cached = "== Cached 'base_lib_generic.tar.zst' in 'base_lib_generic'";
+    let extracted = "++ Extracted 'base_lib_generic.tar.zst' to 'base_lib_generic'";
+    let damages: [(&str, &dyn Fn()); 2] = [
+        ("removed", &|| fs_err::remove_file(&inner).unwrap()),
+        ("appended to", &|| {
+            use std::io::Write as _;
+            let mut file = fs_err::OpenOptions::new()
+                .append(true)
+                .open(&header)
+                .unwrap();
+            file.write_all(b"int more(void);\n").unwrap();
+        }),
+    ];
+    for (what, damage) in damages {
+        damage();
+        let out = fetch_base_lib(&f);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+        assert!(
+            stdout.contains(extracted) && !stdout.contains(cached),
+            "{what}: {stdout}"
+        );
+        assert_eq!(fs_err::read_to_string(&inner).unwrap(), "inner", "{what}");
+        assert_eq!(
+            fs_err::read_to_string(&header).unwrap(),
+            "int base(void);\n",
+            "{what}"
+        );
+        let again = fetch_base_lib(&f);
+        let stdout = text(&again.stdout);
+        assert!(
+            again.status.success() && stdout.contains(cached),
+            "{what}: {stdout}"
+        );
+    }
+}
