@@ -1356,3 +1356,127 @@ fn fetched_trees_are_what_tar_x_unpacks() {
         assert!(flat.join(BACKSLASH_FILE).is_file(), "{stem}");
     }
 }
+
+/// Pushes stage `foundation` of run 35: `base_lib` and `base_dev` (one relpath) with different
+/// content at `lib/libshared.so`, each with files of its own, and `share/doc/README` alike.
+fn push_conflicting_foundation(p: &Pipeline, env: &[(&str, &str)]) {
+    let build = p.path("b1");
+    exploded(
+        &build,
+        "base_lib_generic",
+        "base/stage",
+        &[
+            ("lib/libshared.so", "lib"),
+            ("only-lib.txt", "lib"),
+            ("share/lib/deep.txt", "lib"),
+            ("share/doc/README", "alike"),
+        ],
+    );
+    exploded(
+        &build,
+        "base_dev_generic",
+        "base/stage",
+        &[
+            ("lib/libshared.so", "dev"),
+            ("only-dev.txt", "dev"),
+            ("share/dev/deep.txt", "dev"),
+            ("share/doc/README", "alike"),
+        ],
+    );
+    exploded(
+        &build,
+        "core_lib_generic",
+        "core/stage",
+        &[("lib/libcore.so", "core")],
+    );
+    p.ok(
+        &[
+            "push",
+            "--stage",
+            "foundation",
+            "--build-dir",
+            build.to_str().unwrap(),
+            "--run-id",
+            "35",
+        ],
+        env,
+    );
+}
+
+/// Two artifacts of a stage with different content at one path, fetched with `--bootstrap`
+/// and with `--flatten`: the fetch fails naming both, and the tree holds every file of the
+/// artifact that came first and none of the one that failed, only what both hold alike.
+#[test]
+fn a_conflicting_artifact_leaves_none_of_its_files() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_REPOSITORY", "ROCm/TheRock")];
+    push_conflicting_foundation(&p, env);
+    for (mode, stage) in [("--bootstrap", "base/stage/"), ("--flatten", "")] {
+        let out_dir = p.path(&format!("out{mode}"));
+        let out = p.run(
+            &[
+                "fetch",
+                "--stage",
+                "libs",
+                "--amdgpu-families",
+                "gfx94X-dcgpu",
+                "--run-id",
+                "35",
+                "--output-dir",
+                out_dir.to_str().unwrap(),
+                mode,
+            ],
+            env,
+        );
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{mode}: {text}");
+        let clash = format!(
+            "`{}` is in both `",
+            crate::common::native(&format!("{stage}lib/libshared.so"))
+        );
+        let named = text
+            .split_once(&clash)
+            .unwrap_or_else(|| panic!("{mode}: {text}"))
+            .1;
+        let kept = if named.starts_with("base_lib") {
+            "lib"
+        } else {
+            "dev"
+        };
+        let mut expected: Vec<String> = [
+            format!("{stage}lib/libshared.so"),
+            format!("{stage}only-{kept}.txt"),
+            format!("{stage}share/{kept}/deep.txt"),
+            format!("{stage}share/doc/README"),
+            if stage.is_empty() {
+                "lib/libcore.so".to_owned()
+            } else {
+                "core/stage/lib/libcore.so".to_owned()
+            },
+        ]
+        .into();
+        expected.sort();
+        let mut files = rock_ci_test_support::files_under(&out_dir);
+        // No marker: the fetch failed.
+        assert!(
+            !files.iter().any(|f| f.ends_with(".prebuilt")),
+            "{mode}: {files:?}"
+        );
+        files.retain(|f| !f.ends_with(".prebuilt"));
+        assert_eq!(files, expected, "{mode}: {text}");
+        assert_eq!(
+            fs_err::read_to_string(out_dir.join(format!("{stage}lib/libshared.so"))).unwrap(),
+            kept,
+            "{mode}"
+        );
+        let failed = if kept == "lib" { "dev" } else { "lib" };
+        assert!(
+            !out_dir.join(format!("{stage}share/{failed}")).exists(),
+            "{mode}"
+        );
+    }
+}

@@ -1211,3 +1211,67 @@ fn a_damaged_extracted_artifact_is_extracted_again() {
         );
     }
 }
+
+/// Two artifacts with different content at one path, fetched at once with `--flatten`: the
+/// run fails naming both, and the tree holds every file of the artifact that came first and
+/// none of the one that failed (its own files included), only what both hold alike.
+#[test]
+fn a_flattened_artifact_that_conflicts_leaves_none_of_its_files() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    for (name, stage, own) in [
+        ("aqlprofile", "aqlprofile/stage", "aql"),
+        ("rocprof", "rocprof/stage", "prof"),
+    ] {
+        let unique = format!("only-{name}.txt");
+        let deep = format!("share/{name}/deep/{own}.txt");
+        put_artifact(
+            &run_dir,
+            &format!("{name}_lib_generic.tar.zst"),
+            ZSTD,
+            stage,
+            &[
+                ("lib/libshared.so", own),
+                (&unique, own),
+                (&deep, own),
+                ("share/doc/README", "alike"),
+            ],
+            true,
+        );
+    }
+    let out = f.run(&["--flatten", "aqlprofile_lib|rocprof_lib"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    let clash = format!(
+        "`{}` is in both `",
+        crate::common::native("lib/libshared.so")
+    );
+    let named = stderr
+        .split_once(&clash)
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .1;
+    let first = named.split('`').next().unwrap();
+    let (kept, failed) = if first.starts_with("aqlprofile") {
+        (("aqlprofile", "aql"), ("rocprof", "prof"))
+    } else {
+        (("rocprof", "prof"), ("aqlprofile", "aql"))
+    };
+    let tree = rock_ci_test_support::files_under(&f.out());
+    let mut expected: Vec<String> = vec![
+        "lib/libshared.so".into(),
+        format!("only-{}.txt", kept.0),
+        format!("share/{}/deep/{}.txt", kept.0, kept.1),
+        "share/doc/README".into(),
+    ];
+    expected.sort();
+    assert_eq!(tree, expected, "{failed:?} failed: {stderr}");
+    assert_eq!(
+        fs_err::read_to_string(f.out().join("lib/libshared.so")).unwrap(),
+        kept.1
+    );
+    assert_eq!(
+        fs_err::read_to_string(f.out().join("share/doc/README")).unwrap(),
+        "alike"
+    );
+    assert!(!f.out().join("share").join(failed.0).exists());
+}

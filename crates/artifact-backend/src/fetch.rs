@@ -14,6 +14,8 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{ArtifactBackend, Error};
 
+mod withdraw;
+
 /// The suffix of the directory beside an output directory `{parent}/{name}` that records which
 /// extracted artifacts were verified, `{parent}/.{name}.rock-ci-fetch` ([`verified_dir`]): one
 /// `{archive}.tree` per artifact, holding the digest its directory was unpacked from and the
@@ -69,6 +71,9 @@ pub struct FlattenIndex {
     /// Bootstrap: the relpaths met so far (each is cleared and marked once); guarded by
     /// `merging`.
     relpaths: Mutex<std::collections::HashSet<String>>,
+    /// The paths other artifacts placed that an artifact holds too, with the same content, and
+    /// by which: they stay, as theirs, when the one that placed them is withdrawn.
+    shared: Mutex<HashMap<PathBuf, Vec<String>>>,
 }
 
 /// The artifact that placed a path of a flattened tree.
@@ -592,6 +597,8 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 if !same_content(&src, &dst).map_err(|e| FileError::read(&dst, e))? {
                     return Err(conflict(other));
                 }
+                drop(owners);
+                index.share(&rel_child, key);
                 continue;
             }
             if m.is_dir() {
@@ -694,7 +701,17 @@ fn bootstrap(
             }
         }
         if from.join(rel).is_dir() {
-            fs_err::create_dir_all(&dest).map_err(|e| FileError::write(&dest, e))?;
+            // Each directory made is recorded: a failed artifact takes it away again.
+            let mut made = PathBuf::new();
+            for part in rel.components() {
+                made.push(part);
+                let dir = to.join(&made);
+                match fs_err::create_dir(&dir) {
+                    Ok(()) => index.made_dir(&made, key),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                    Err(e) => return Err(FileError::write(&dir, e).into()),
+                }
+            }
             merge(from, to, rel, key, index)?;
         }
     }
@@ -854,8 +871,9 @@ impl ArtifactBackend {
     /// [`Layout::Flatten`] (conflicts checked through `index`; the paths no other artifact of
     /// the fetch placed and nothing occupies are unpacked straight into `output_dir`, and
     /// taken away again when the artifact fails verification). No archive touches the disk;
-    /// on any error nothing of this artifact is left in `output_dir` (in flatten mode,
-    /// files already merged before a conflict stay). `unpacking` is a [`Layout`] or an
+    /// on any error nothing of this artifact is left in `output_dir`: an artifact whose merge
+    /// fails (a conflict) is taken out of the tree again, but for the paths another artifact
+    /// of the fetch placed or holds with the same content. `unpacking` is a [`Layout`] or an
     /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`verified_dir`] (beside
     /// the output) so that [`ArtifactBackend::extracted_is_current`] knows it.
     ///
@@ -1013,7 +1031,8 @@ impl ArtifactBackend {
                         placing.keep();
                     }
                     let _one_at_a_time = lock(&index.merging);
-                    merge(temp.path(), &output, Path::new(""), &key_owned, &index)?;
+                    merge(temp.path(), &output, Path::new(""), &key_owned, &index)
+                        .inspect_err(|_| index.withdraw(&output, &key_owned))?;
                     output
                 }
                 Layout::Bootstrap => {
@@ -1024,7 +1043,8 @@ impl ArtifactBackend {
                         &extracted.relpaths,
                         &key_owned,
                         &index,
-                    )?;
+                    )
+                    .inspect_err(|_| index.withdraw(&output, &key_owned))?;
                     output
                 }
             };

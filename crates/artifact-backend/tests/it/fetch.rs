@@ -539,6 +539,10 @@ fn archive_with_sidecar(
 /// it is unpacked) and a conflicting one leave the tree as it was, an earlier run's files
 /// included.
 #[tokio::test(flavor = "multi_thread")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one shared tree, each failure checked against it"
+)]
 async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind() {
     let t = tempfile::tempdir().unwrap();
     let b = local(t.path(), "9");
@@ -613,8 +617,14 @@ async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind(
     assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err:?}");
     assert_eq!(rock_ci_test_support::tree_snapshot(&out), before);
 
-    // A file where another artifact has a directory: refused, naming both; nothing removed.
-    let file_over_dir: Vec<(String, Vec<u8>)> = vec![("share/p3".into(), b"a file".to_vec())];
+    // A file where another artifact has a directory: refused, naming both; nothing removed,
+    // and nothing of the refused artifact left (its own paths included).
+    let file_over_dir: Vec<(String, Vec<u8>)> = vec![
+        ("clash-only/x".into(), b"x".to_vec()),
+        ("lib/clash-only".into(), b"x".to_vec()),
+        ("share/p3".into(), b"a file".to_vec()),
+        ("share/doc/README".into(), shared.clone()),
+    ];
     archive_with_sidecar(&run, "clash_lib_generic.tar.zst", &file_over_dir, true);
     let err = b
         .fetch_extracted(
