@@ -212,7 +212,7 @@ impl Placing {
         for rel in made.files.iter().rev() {
             if owners.get(rel).is_some_and(|o| o.key == self.key) {
                 let path = self.root.join(rel);
-                if let Err(e) = fs_err::remove_file(&path) {
+                if let Err(e) = file_tree::remove_file(&path) {
                     tracing::warn!("Could not remove {} of {}: {e}", path.display(), self.key);
                 }
                 owners.remove(rel);
@@ -584,7 +584,7 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                     if let Some(other) = other {
                         return Err(conflict(other));
                     }
-                    fs_err::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?;
+                    file_tree::remove_file(&dst).map_err(|e| FileError::write(&dst, e))?;
                 }
                 None => {}
             }
@@ -609,7 +609,8 @@ fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) ->
                 file_tree::remove_tree(&dst).map_err(|e| FileError::write(&dst, e))?;
             }
         }
-        fs_err::rename(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
+        // Over an earlier run's file, read-only ones included.
+        file_tree::rename_replacing(&src, &dst).map_err(|e| FileError::write(&dst, e))?;
         owners.insert(rel_child, Owner::placed(key));
     }
     Ok(())
@@ -770,7 +771,7 @@ fn remove_unowned(root: &Path, rel: &Path, owners: &HashMap<PathBuf, Owner>) -> 
         return Ok(());
     }
     if !meta.is_dir() {
-        return fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e).into());
+        return file_tree::remove_file(&path).map_err(|e| FileError::write(&path, e).into());
     }
     if !owners.keys().any(|owned| owned.starts_with(rel)) {
         return file_tree::remove_tree(&path).map_err(|e| FileError::write(&path, e).into());

@@ -212,17 +212,7 @@ fn set_dir_mtime(path: &Path, mtime: SystemTime) {
 /// [`set_dir_mtime`] where there is no call that sets a time by path.
 #[cfg(not(unix))]
 fn set_dir_mtime(path: &Path, mtime: SystemTime) {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::OpenOptionsExt as _;
-        // FILE_WRITE_ATTRIBUTES; FILE_FLAG_BACKUP_SEMANTICS (needed to open a directory).
-        options.access_mode(0x100).custom_flags(0x0200_0000);
-    }
-    if let Ok(dir) = options.open(path) {
-        let _ = dir.set_modified(mtime);
-    }
+    let _ = file_tree::set_modified(path, mtime);
 }
 
 /// Gives the symlink `path` itself (not what it points to) the modification time `mtime`, as
@@ -289,7 +279,7 @@ fn replace<T>(path: &Path, create: impl Fn(&Path) -> std::io::Result<T>) -> Resu
     match create(path) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if fs_err::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
-                fs_err::remove_file(path).map_err(|e| FileError::write(path, e))?;
+                file_tree::remove_file(path).map_err(|e| FileError::write(path, e))?;
                 create(path).map_err(|e| FileError::write(path, e).into())
             } else {
                 Err(FileError::write(path, e).into())
@@ -371,7 +361,8 @@ impl<'a> Extractor<'a> {
                         }
                         Ok(m) if m.is_dir() => false,
                         _ => {
-                            fs_err::remove_file(&path).map_err(|e| FileError::write(&path, e))?;
+                            file_tree::remove_file(&path)
+                                .map_err(|e| FileError::write(&path, e))?;
                             fs_err::create_dir(&path).map_err(|e| FileError::write(&path, e))?;
                             true
                         }
@@ -424,7 +415,25 @@ impl<'a> Extractor<'a> {
             Err(_) => return None,
         };
         self.dirs.insert(path.to_path_buf(), created);
+        self.placed(path, true);
         Some(created)
+    }
+
+    /// Notes that this extraction placed `path` (a directory when `dir`) in the shared tree:
+    /// on Windows a symlink copied in its own directory may point at it.
+    #[cfg_attr(
+        unix,
+        expect(clippy::unused_self, reason = "symlinks are made as they come on Unix")
+    )]
+    fn placed(&mut self, path: &Path, dir: bool) {
+        #[cfg(not(unix))]
+        if let Some(shared) = self.shared
+            && let Ok(rel) = path.strip_prefix(shared.root)
+        {
+            self.links.placed(rel, dir);
+        }
+        #[cfg(unix)]
+        let _ = (path, dir);
     }
 
     fn link_target<R: Read>(
@@ -485,8 +494,9 @@ impl<'a> Extractor<'a> {
         #[cfg(not(unix))]
         {
             let path = self.prepare(member, mapped)?;
-            let resolved = depth.iter().fold(self.dest.to_path_buf(), |p, c| p.join(c));
-            self.links.push(member, path, resolved, target);
+            let rel: PathBuf = depth.iter().collect();
+            let resolved = self.dest.join(&rel);
+            self.links.push(member, path, resolved, rel, target);
         }
         self.out.links_and_dirs += 1;
         Ok(())
@@ -521,6 +531,7 @@ impl<'a> Extractor<'a> {
         })?;
         let at = self.tree_path(mapped);
         let path = if let Some(path) = in_tree(at, |p| std::fs::hard_link(&source, p))? {
+            self.placed(&path, false);
             path
         } else {
             let path = self.prepare(member, mapped)?;
@@ -573,6 +584,7 @@ impl<'a> Extractor<'a> {
             })?
         };
         let (file, path) = if let (Some(path), Some(file)) = (in_tree, opened) {
+            self.placed(&path, false);
             (fs_err::File::from_parts(file, &path), path)
         } else {
             let path = self.prepare(member, mapped)?;
@@ -624,6 +636,20 @@ impl<'a> Extractor<'a> {
         // One call on the open handle; best effort, as with `tar`.
         if let Some(mtime) = mtime {
             let _ = file.file().set_modified(mtime);
+        }
+        // Windows keeps no mode, only a read-only attribute: set from the owner's write bit, as
+        // Python's `os.chmod` sets it there; last, as it forbids writing.
+        #[cfg(not(unix))]
+        if entry.header().mode().is_ok_and(|m| m & 0o200 == 0) {
+            let mut permissions = file
+                .file()
+                .metadata()
+                .map_err(|e| FileError::write(&path, e))?
+                .permissions();
+            permissions.set_readonly(true);
+            file.file()
+                .set_permissions(permissions)
+                .map_err(|e| FileError::write(&path, e))?;
         }
         self.out.files += 1;
         self.out.bytes += n;
@@ -897,7 +923,7 @@ impl Extractor<'_> {
         }
         let mut ex = self;
         #[cfg(not(unix))]
-        std::mem::take(&mut ex.links).finish(archive)?;
+        std::mem::take(&mut ex.links).finish(archive, ex.shared.map(|s| s.root))?;
         // Writing into a directory changes its mtime, and a mode without owner write would
         // stop the writing: directories get both last, deepest first (the time before the
         // mode, which may forbid opening the directory).

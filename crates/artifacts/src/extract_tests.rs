@@ -639,3 +639,174 @@ fn long_zero_runs_become_holes_and_read_back_as_stored() {
     assert!(allocated("zeros") <= 64 * 1024, "{}", allocated("zeros"));
     assert!(allocated("short") >= 100_001);
 }
+
+/// A shared tree that takes every free path (as a flattened fetch's first artifact finds it).
+struct FreeTree;
+
+impl SharedTree for FreeTree {
+    fn create(
+        &self,
+        _rel: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<bool> {
+        match create() {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn made_dir(&self, _rel: &Path) {}
+}
+
+/// A flattened extraction into a shared tree: most members go straight into the tree, the rest
+/// (paths not free there, and on Windows every symlink) into the extraction's own directory.
+/// Links read as their targets wherever those went, whatever the order in the archive: on
+/// Windows, where a link may have to be copied, the copy has the target's bytes.
+#[test]
+fn symlinks_of_a_shared_extraction_read_as_their_targets() {
+    use tar::EntryType::{Directory, Symlink};
+    let data = raw_tar(&[
+        manifest("p/stage\n"),
+        // The target first, as sorted archives have it.
+        ("p/stage/base/target.txt", REG, None, b"target"),
+        ("p/stage/base/link.txt", Symlink, Some("target.txt"), b""),
+        // Before its target, and a link to a link.
+        ("p/stage/lib/libx.so", Symlink, Some("libx.so.1"), b""),
+        ("p/stage/lib/libx.so.1", Symlink, Some("libx.so.1.2"), b""),
+        // A link to a directory whose members went both ways.
+        ("p/stage/lib64", Symlink, Some("lib"), b""),
+        ("p/stage/lib/", Directory, None, b""),
+        ("p/stage/lib/libx.so.1.2", REG, None, b"x"),
+        // `bin` is taken in the tree: these go to the extraction's own directory.
+        ("p/stage/bin/tool", REG, None, b"tool"),
+        ("p/stage/bin/alias", Symlink, Some("../bin/./tool"), b""),
+    ]);
+    let t = tempfile::tempdir().unwrap();
+    let (root, own) = (t.path().join("tree"), t.path().join("own"));
+    fs_err::create_dir_all(&root).unwrap();
+    fs_err::create_dir_all(&own).unwrap();
+    fs_err::write(root.join("bin"), b"another artifact's file").unwrap();
+    extract_artifact_shared("s_lib_generic.tar.zst", &data[..], &own, &root, &FreeTree).unwrap();
+    // What the merge would show: the extraction's own directory over the tree.
+    let read = |name: &str| {
+        let mine = own.join(name);
+        let path = if fs_err::symlink_metadata(&mine).is_ok() {
+            mine
+        } else {
+            root.join(name)
+        };
+        fs_err::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    for (name, content) in [
+        ("base/target.txt", "target"),
+        ("base/link.txt", "target"),
+        ("lib/libx.so", "x"),
+        ("lib/libx.so.1", "x"),
+        ("lib/libx.so.1.2", "x"),
+        ("lib64/libx.so", "x"),
+        ("lib64/libx.so.1", "x"),
+        ("lib64/libx.so.1.2", "x"),
+        ("bin/tool", "tool"),
+        ("bin/alias", "tool"),
+    ] {
+        assert_eq!(read(name), content, "{name}");
+    }
+    assert_eq!(
+        fs_err::read(root.join("bin")).unwrap(),
+        b"another artifact's file"
+    );
+    // The regular files went straight into the tree where their paths were free.
+    assert_eq!(
+        fs_err::read_to_string(root.join("base/target.txt")).unwrap(),
+        "target"
+    );
+    assert_eq!(
+        fs_err::read_to_string(root.join("lib/libx.so.1.2")).unwrap(),
+        "x"
+    );
+}
+
+/// In a shared extraction as in the others: a link to nothing is an error naming it on Windows
+/// (a dangling link on Unix), a link out of the tree is refused everywhere.
+#[test]
+fn shared_extraction_refuses_links_to_nothing_and_out_of_the_tree() {
+    let shared = |link: &'static str| {
+        let data = raw_tar(&[
+            manifest("p/stage\n"),
+            ("p/stage/lib/real", REG, None, b"real"),
+            ("p/stage/lib/gone", tar::EntryType::Symlink, Some(link), b""),
+        ]);
+        let t = tempfile::tempdir().unwrap();
+        let (root, own) = (t.path().join("tree"), t.path().join("own"));
+        fs_err::create_dir_all(&root).unwrap();
+        fs_err::create_dir_all(&own).unwrap();
+        extract_artifact_shared("g_lib_generic.tar.zst", &data[..], &own, &root, &FreeTree)
+            .map_err(|e| e.to_string())
+    };
+    let err = shared("../../outside").unwrap_err();
+    assert!(err.contains("Refusing member `p/stage/lib/gone`"), "{err}");
+    assert!(err.contains("points outside the destination"), "{err}");
+    let result = shared("missing");
+    #[cfg(unix)]
+    result.unwrap();
+    #[cfg(not(unix))]
+    {
+        let err = result.unwrap_err();
+        assert!(err.contains("Refusing member `p/stage/lib/gone`"), "{err}");
+        assert!(err.contains("`missing` is not in the archive"), "{err}");
+    }
+}
+
+/// A member without its owner's write bit (0444) is read-only once extracted: its mode on
+/// Unix, the read-only attribute on Windows (as Python's `os.chmod` sets it there); a file
+/// with the bit is not. Extracting again over it, and removing the tree, work.
+#[test]
+fn a_member_without_owner_write_is_read_only() {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, mode, data) in [
+        (MANIFEST_NAME, 0o644, &b"p/stage\n"[..]),
+        ("p/stage/ro.txt", 0o444, b"read only"),
+        ("p/stage/rw.txt", 0o644, b"writable"),
+        // A later member of the same path replaces the read-only one.
+        ("p/stage/again.txt", 0o444, b"first"),
+        ("p/stage/again.txt", 0o444, b"second"),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(mode);
+        h.set_mtime(1_700_000_000);
+        h.set_entry_type(REG);
+        h.set_cksum();
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    let data = b.into_inner().unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let dest = t.path().join("x");
+    fs_err::create_dir_all(&dest).unwrap();
+    for _ in 0..2 {
+        extract_artifact("ro_lib_generic.tar.zst", &data[..], &dest, Layout::Full).unwrap();
+        let stage = dest.join("p/stage");
+        let read_only = |name: &str| {
+            fs_err::metadata(stage.join(name))
+                .unwrap()
+                .permissions()
+                .readonly()
+        };
+        assert!(read_only("ro.txt"));
+        assert!(read_only("again.txt"));
+        assert!(!read_only("rw.txt"));
+        assert_eq!(fs_err::read(stage.join("again.txt")).unwrap(), b"second");
+        // The time was set before the attribute.
+        let mtime = fs_err::metadata(stage.join("ro.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(
+            mtime,
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000)
+        );
+    }
+    file_tree::remove_tree(&dest).unwrap();
+    assert!(!dest.exists());
+}

@@ -14,7 +14,9 @@
 //!   [`DirNotFound`].
 //! - [`native_path`] and [`resolved`] show paths as Windows programs (and Python's `pathlib`)
 //!   show them there: native separators, no `\\?\` prefix; on Unix paths are unchanged.
-//! - [`remove_tree`] removes a tree as its owner can, read-only directories included.
+//! - [`remove_tree`] removes a tree as its owner can, read-only directories included;
+//!   [`remove_file`] and [`rename_replacing`] remove or replace a file, read-only on Windows
+//!   included; [`set_modified`] sets the time of a read-only file too.
 //! - [`StagedDir`] replaces a directory as a whole: the new tree is built beside it and swapped
 //!   in once complete, the old one kept on any failure or kill; [`copy_tree`] copies a tree as
 //!   `rsync -a` does.
@@ -49,7 +51,7 @@ pub use index_page::{
 };
 pub use link::{hard_link_replacing, symlink_replacing};
 pub use native::{native_path, resolved, without_verbatim_prefix};
-pub use remove::remove_tree;
+pub use remove::{remove_file, remove_tree, rename_replacing, set_modified};
 pub use staged::{StagedDir, copy_tree};
 pub use temp::{temp_dir_in, temp_file_in};
 pub use walk::{Entry, Walk, list, select, walk};

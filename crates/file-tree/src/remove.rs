@@ -28,6 +28,64 @@ pub fn remove_tree(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Removes the file (or symlink) `path`; on Windows one with the read-only attribute too (an
+/// archive's 0444 file, as extracted there), whose attribute is cleared first when the removal
+/// is refused. On Unix a file's own mode does not guard its removal.
+///
+/// # Errors
+/// The I/O error of the removal that still fails.
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    match fs_err::remove_file(path) {
+        Err(e) if cfg!(not(unix)) && e.kind() == io::ErrorKind::PermissionDenied => {
+            if make_owner_writable(path).is_err() {
+                return Err(e);
+            }
+            fs_err::remove_file(path)
+        }
+        other => other,
+    }
+}
+
+/// Renames `from` to `to`, replacing what is there; on Windows a file with the read-only
+/// attribute there too (an earlier run's 0444 file, as extracted there), whose attribute is
+/// cleared when the rename is refused.
+///
+/// # Errors
+/// The I/O error of the rename that still fails.
+pub fn rename_replacing(from: &Path, to: &Path) -> io::Result<()> {
+    match fs_err::rename(from, to) {
+        Err(e)
+            if cfg!(not(unix))
+                && e.kind() == io::ErrorKind::PermissionDenied
+                && fs_err::symlink_metadata(to).is_ok_and(|m| m.permissions().readonly()) =>
+        {
+            if make_owner_writable(to).is_err() {
+                return Err(e);
+            }
+            fs_err::rename(from, to)
+        }
+        other => other,
+    }
+}
+
+/// Sets the modification time of the file or directory `path` (its access time left alone)
+/// through a handle that needs no write access to its contents: a read-only file (0444, or
+/// with the read-only attribute) gets its time too.
+///
+/// # Errors
+/// The I/O error of opening `path` or of setting the time.
+pub fn set_modified(path: &Path, mtime: std::time::SystemTime) -> io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        // FILE_WRITE_ATTRIBUTES; FILE_FLAG_BACKUP_SEMANTICS (needed to open a directory).
+        options.access_mode(0x100).custom_flags(0x0200_0000);
+    }
+    options.open(path)?.set_modified(mtime)
+}
+
 /// Adds owner read, write and search permission to directory `dir`.
 #[cfg(unix)]
 fn make_owner_writable(dir: &Path) -> io::Result<()> {

@@ -205,12 +205,9 @@ pub fn copy_tree(src: &Path, dest: &Path) -> Result<u64, FileError> {
             let modified = fs_err::metadata(&entry.path)
                 .map_err(read(&entry.path))?
                 .modified();
+            // A read-only copy (0444, the read-only attribute) gets its time too.
             if let Ok(mtime) = modified {
-                let file = fs_err::OpenOptions::new()
-                    .write(true)
-                    .open(&to)
-                    .map_err(write(&to))?;
-                let _ = file.file().set_modified(mtime);
+                crate::set_modified(&to, mtime).map_err(write(&to))?;
             }
             files += 1;
         } else {
@@ -224,8 +221,8 @@ pub fn copy_tree(src: &Path, dest: &Path) -> Result<u64, FileError> {
     dirs.sort_by_key(|(p, _)| std::cmp::Reverse(p.components().count()));
     for (dir, meta) in dirs {
         fs_err::set_permissions(&dir, meta.permissions()).map_err(write(&dir))?;
-        if let (Ok(mtime), Ok(handle)) = (meta.modified(), fs_err::File::open(&dir)) {
-            let _ = handle.file().set_modified(mtime);
+        if let Ok(mtime) = meta.modified() {
+            let _ = crate::set_modified(&dir, mtime);
         }
     }
     Ok(files)

@@ -658,3 +658,141 @@ async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind(
         "second"
     );
 }
+
+/// A member of an archive of the symlink tests: a file with its mode, or a link with its text.
+enum Member {
+    File(&'static str, u32),
+    Link(&'static str),
+}
+
+/// Writes the archive `{run}/{name}` of `members` (below the manifest path `s`) with a sidecar.
+fn archive_with_links(run: &Path, name: &str, members: &[(&str, Member)]) {
+    fs_err::create_dir_all(run).unwrap();
+    let mut w = ArchiveWriter::create(&run.join(name), Compression::Zstd { level: 1 }).unwrap();
+    w.append_data("artifact_manifest.txt", b"s\n", 0o644)
+        .unwrap();
+    for (path, member) in members {
+        let path = format!("s/{path}");
+        match member {
+            Member::File(content, mode) => w.append_data(&path, content.as_bytes(), *mode),
+            Member::Link(text) => w.append_symlink(&path, text, 1_700_000_000),
+        }
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap());
+    write(
+        &run.join(format!("{name}.sha256sum")),
+        format!("{digest}  {name}\n").as_bytes(),
+    );
+}
+
+/// Every layout gives symlinks that read as their targets (on Windows, where the system makes
+/// no link, copies with their targets' bytes): a target before or after its link, a chain of
+/// links, a link to a directory. A 0444 member is read-only (on Windows its read-only
+/// attribute), and neither a second fetch over the tree nor its removal is stopped by it. A
+/// link to nothing fails the flattened fetch on Windows, naming it, and leaves the tree as it
+/// was.
+#[tokio::test(flavor = "multi_thread")]
+async fn symlinks_and_read_only_files_in_every_layout() {
+    let t = tempfile::tempdir().unwrap();
+    let b = local(t.path(), "9");
+    let run = t.path().join("9-linux");
+    let key = "links_lib_generic.tar.zst";
+    archive_with_links(
+        &run,
+        key,
+        &[
+            ("target.txt", Member::File("target", 0o644)),
+            ("link.txt", Member::Link("target.txt")),
+            ("early.txt", Member::Link("later.txt")),
+            ("later.txt", Member::File("later", 0o644)),
+            ("chain1", Member::Link("chain2")),
+            ("chain2", Member::Link("target.txt")),
+            ("dirlink", Member::Link("dir")),
+            ("dir/f", Member::File("in dir", 0o644)),
+            ("dir/sub/g", Member::File("deeper", 0o644)),
+            ("up/alias", Member::Link("../dir/f")),
+            ("ro.txt", Member::File("read only", 0o444)),
+        ],
+    );
+    let read_only = |path: &Path| fs_err::metadata(path).unwrap().permissions().readonly();
+    for layout in [Layout::Full, Layout::Flatten, Layout::Bootstrap] {
+        let out = t.path().join(format!("out-{layout:?}"));
+        let stage = match layout {
+            Layout::Full => out.join("links_lib_generic/s"),
+            Layout::Flatten => out.clone(),
+            Layout::Bootstrap => out.join("s"),
+        };
+        // Twice: the second fetch goes over the first one's read-only file.
+        for _ in 0..2 {
+            b.fetch_extracted(key, &out, layout, Arc::new(FlattenIndex::default()))
+                .await
+                .unwrap_or_else(|e| panic!("{layout:?}: {e}"));
+            for (name, content) in [
+                ("target.txt", "target"),
+                ("link.txt", "target"),
+                ("early.txt", "later"),
+                ("chain1", "target"),
+                ("chain2", "target"),
+                ("dirlink/f", "in dir"),
+                ("dirlink/sub/g", "deeper"),
+                ("up/alias", "in dir"),
+                ("ro.txt", "read only"),
+            ] {
+                assert_eq!(
+                    fs_err::read_to_string(stage.join(name)).unwrap(),
+                    content,
+                    "{name} {layout:?}"
+                );
+            }
+            // Links on Unix; on Windows (under Wine: always) copies where none was made.
+            #[cfg(unix)]
+            assert_eq!(
+                fs_err::read_link(stage.join("link.txt")).unwrap(),
+                Path::new("target.txt")
+            );
+            assert!(read_only(&stage.join("ro.txt")), "{layout:?}");
+            assert!(!read_only(&stage.join("target.txt")), "{layout:?}");
+        }
+        file_tree::remove_tree(&out).unwrap();
+        assert!(!out.exists(), "{layout:?}");
+    }
+
+    // A link to nothing, beside a read-only file the flattened fetch placed in the tree.
+    archive_with_links(
+        &run,
+        "dangling_lib_generic.tar.zst",
+        &[
+            ("lib/ro.txt", Member::File("read only", 0o444)),
+            ("lib/gone", Member::Link("missing")),
+        ],
+    );
+    let out = t.path().join("flat");
+    write(&out.join("old/keep"), b"kept");
+    let before = rock_ci_test_support::tree_snapshot(&out);
+    let result = b
+        .fetch_extracted(
+            "dangling_lib_generic.tar.zst",
+            &out,
+            Layout::Flatten,
+            Arc::new(FlattenIndex::default()),
+        )
+        .await;
+    #[cfg(unix)]
+    {
+        result.unwrap();
+        assert_eq!(
+            fs_err::read_link(out.join("lib/gone")).unwrap(),
+            Path::new("missing")
+        );
+    }
+    #[cfg(not(unix))]
+    {
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains("Refusing member `s/lib/gone`"), "{err}");
+        assert!(err.contains("`missing` is not in the archive"), "{err}");
+        assert_eq!(rock_ci_test_support::tree_snapshot(&out), before);
+    }
+    let _ = before;
+}
