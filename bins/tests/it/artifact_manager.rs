@@ -1480,3 +1480,50 @@ fn a_conflicting_artifact_leaves_none_of_its_files() {
         );
     }
 }
+
+/// `fetch --bootstrap`, `--flatten` and the default fetch of an artifact with symlinks and a
+/// 0444 file: links read as their targets (on Windows copies of them, whatever the order of
+/// link and target in the archive), the file is read-only, and a second fetch over the tree
+/// (the bootstrap clearing what the first one left) and the tree's removal are not stopped by
+/// it.
+#[test]
+fn every_fetch_mode_gives_symlinks_and_read_only_files() {
+    let p = Pipeline::new();
+    let env: &[(&str, &str)] = &[("GITHUB_RUN_ID", "600")];
+    let archive = p.path("up/base_lib_generic.tar.zst");
+    fs_err::create_dir_all(archive.parent().unwrap()).unwrap();
+    crate::common::linked_artifact(&archive, "base/stage");
+    for name in [
+        "base_lib_generic.tar.zst",
+        "base_lib_generic.tar.zst.sha256sum",
+    ] {
+        p.server.upload(
+            &archive.with_file_name(name),
+            "therock-ci-artifacts",
+            &format!("600-linux/{name}"),
+        );
+    }
+    for (out, mode, stage) in [
+        ("boot", Some("--bootstrap"), "base/stage"),
+        ("flat", Some("--flatten"), ""),
+        ("all", None, "artifacts/base_lib_generic/base/stage"),
+    ] {
+        let dir = p.path(out);
+        let mut args = vec![
+            "fetch",
+            "--stage",
+            "libs",
+            "--platform",
+            "linux",
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ];
+        args.extend(mode);
+        for _ in 0..2 {
+            p.ok(&args, env);
+            crate::common::assert_linked(&dir.join(stage));
+        }
+        file_tree::remove_tree(&dir).unwrap();
+        assert!(!dir.exists(), "{out}");
+    }
+}

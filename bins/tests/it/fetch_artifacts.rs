@@ -1275,3 +1275,37 @@ fn a_flattened_artifact_that_conflicts_leaves_none_of_its_files() {
     );
     assert!(!f.out().join("share").join(failed.0).exists());
 }
+
+/// Symlinks and a 0444 file in every fetch mode: links read as their targets (on Windows
+/// copies of them), a target before or after its link alike; the file is read-only; a second
+/// fetch over the tree and the tree's removal are not stopped by it.
+#[test]
+fn symlinks_and_read_only_files_in_extract_and_flatten() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    crate::common::linked_artifact(&run_dir.join("links_lib_generic.tar.zst"), "links/stage");
+    for (out, flatten) in [("o", false), ("flat", true)] {
+        let mut args = vec!["--artifact-group", "gfx94X-dcgpu", "--output-dir", out];
+        if flatten {
+            args.push("--flatten");
+        }
+        for _ in 0..2 {
+            let result = f.run(&args);
+            assert!(
+                result.status.success(),
+                "{args:?}: {}\n{}",
+                text(&result.stdout),
+                text(&result.stderr)
+            );
+            let dir = f.work.path().join(out);
+            crate::common::assert_linked(&if flatten {
+                dir
+            } else {
+                dir.join("links_lib_generic/links/stage")
+            });
+        }
+        let dir = f.work.path().join(out);
+        file_tree::remove_tree(&dir).unwrap();
+        assert!(!dir.exists());
+    }
+}

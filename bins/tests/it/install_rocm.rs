@@ -742,3 +742,21 @@ fn installed_trees_are_what_tar_x_unpacks() {
     );
     assert!(out.join(BACKSLASH_FILE).is_file());
 }
+
+/// A run's artifacts with symlinks and a 0444 file install as they fetch (links read as their
+/// targets, on Windows copies of them; the file read-only), and a second install replaces
+/// that tree.
+#[test]
+fn run_mode_installs_symlinks_and_read_only_files() {
+    let f = run_fixture(false);
+    let run = f
+        .server
+        .root()
+        .join(format!("therock-ci-artifacts/555-{HOST_PLATFORM}"));
+    crate::common::linked_artifact(&run.join("base_lib_generic.tar.zst"), "base/stage");
+    for _ in 0..2 {
+        ok(&f.install(&["--output-dir", "rocm", "--base-only"]));
+        crate::common::assert_linked(&f.work.path().join("rocm"));
+    }
+    assert!(leftovers(f.work.path()).is_empty());
+}
