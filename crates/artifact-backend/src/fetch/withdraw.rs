@@ -95,7 +95,7 @@ fn take_away(
         .chain(shared.keys())
         .any(|p| p.starts_with(rel));
     let removed = if !meta.is_dir() {
-        fs_err::remove_file(&path)
+        file_tree::remove_file(&path)
     } else if !kept_below {
         file_tree::remove_tree(&path)
     } else {
