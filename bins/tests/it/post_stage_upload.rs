@@ -518,3 +518,36 @@ fn unknown_stage_is_a_usage_error_when_the_topology_is_found() {
         text(&out.stderr)
     );
 }
+
+/// An output directory that is a file: every log fails for that one reason, which the error
+/// gives once, with the count and the first names, not a line per file.
+#[test]
+fn one_cause_of_many_failures_is_told_once() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        write(&t.path().join(format!("build/logs/part{i:02}.log")), "log");
+    }
+    write(&t.path().join("staging"), "a file, not a directory");
+    let out = run(
+        &[
+            "--run-id",
+            "5",
+            "--stage",
+            "math-libs",
+            "--output-dir",
+            "staging",
+        ],
+        &[],
+        t.path(),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    for shown in [&stdout, &stderr] {
+        assert!(shown.contains("Failed to upload 40/40 files:"), "{shown}");
+        let lines: Vec<&str> = shown.lines().filter(|l| l.contains("part")).collect();
+        assert!(
+            matches!(lines[..], [line] if line.starts_with("  40 files (`") && line.contains("part02.log` and 37 more): ")),
+            "{lines:#?}"
+        );
+    }
+}

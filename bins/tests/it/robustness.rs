@@ -470,3 +470,153 @@ fn a_refused_endpoint_fails_within_15_s_with_default_limits() {
     assert!(err.contains("++ Retry 4/4 for "), "{err}");
     assert!(!err.contains("++ Retry 5/"), "{err}");
 }
+
+/// A build dir of `logs` log files and a manifest.
+fn many_logs(root: &Path, logs: usize) {
+    let build = root.join("build");
+    fs_err::create_dir_all(build.join("logs")).unwrap();
+    for i in 0..logs {
+        fs_err::write(
+            build.join(format!("logs/part{i:03}.log")),
+            format!("log {i}"),
+        )
+        .unwrap();
+    }
+    let manifest = build.join("base/aux-overlay/build/therock_manifest.json");
+    fs_err::create_dir_all(manifest.parent().unwrap()).unwrap();
+    fs_err::write(&manifest, "{}").unwrap();
+}
+
+/// Both log uploading tools on `endpoint` (with `limits` added to the environment) over a
+/// build of 60 logs: each exits 1 in less than `bound`, with one error line naming the
+/// endpoint, `cause` and every file as not uploaded, and retries only for the files that
+/// were in flight when the endpoint was given up on (10 at a time), none per file.
+fn dead_endpoint_fails_the_run_once(
+    endpoint: &str,
+    limits: &[(&'static str, &'static str)],
+    cause: &str,
+    bound: Duration,
+) {
+    let t = tempfile::tempdir().unwrap();
+    many_logs(t.path(), 60);
+    let attempts: usize = limits
+        .iter()
+        .find(|(k, _)| *k == "ROCK_CI_MAX_ATTEMPTS")
+        .map_or(5, |(_, v)| v.parse().unwrap());
+    let stage = [
+        "--run-id",
+        "5",
+        "--stage",
+        "math-libs",
+        "--build-dir",
+        "build",
+    ];
+    // post_build_upload also hands over the manifest.
+    for (bin, args, files) in [
+        ("post_build_upload", upload(&[]), 61),
+        ("post_stage_upload", stage.to_vec(), 60),
+    ] {
+        let started = Instant::now();
+        let out = Command::new(crate::common::tool(bin))
+            .args(&args)
+            .env_clear()
+            .envs([
+                ("AWS_ENDPOINT_URL", endpoint),
+                ("AWS_ACCESS_KEY_ID", "k"),
+                ("AWS_SECRET_ACCESS_KEY", "s"),
+                ("AWS_EC2_METADATA_DISABLED", "true"),
+            ])
+            .envs(limits.iter().copied())
+            .current_dir(t.path())
+            .run_output()
+            .unwrap();
+        let took = started.elapsed();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{bin}: {stdout}\n{stderr}");
+        assert!(took < bound, "{bin} took {took:?}: {stderr}");
+        let errors: Vec<&str> = stdout
+            .lines()
+            .chain(stderr.lines())
+            .filter(|l| !l.contains("++ Retry ") && l.to_lowercase().contains("error"))
+            .collect();
+        let expected = format!("endpoint {endpoint} unreachable (");
+        let count = format!("): {files} of {files} files not uploaded");
+        assert!(
+            matches!(errors[..], [line] if line.contains(&expected) && line.contains(cause) && line.ends_with(&count)),
+            "{bin}: {errors:#?}"
+        );
+        let retries = stderr.lines().filter(|l| l.contains("++ Retry ")).count();
+        assert!(
+            retries <= 10 * (attempts - 1),
+            "{bin}: {retries} retries: {stderr}"
+        );
+        assert!(!stdout.contains("part059.log"), "{bin}: {stdout}");
+    }
+}
+
+/// An endpoint that refuses every connection: the uploads of a whole build give up within
+/// about the time of one request's retries (7.5 s with the default limits, as a fetch), not
+/// once per file.
+#[test]
+fn a_refused_endpoint_fails_a_whole_upload_run_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    dead_endpoint_fails_the_run_once(
+        &format!("http://127.0.0.1:{port}"),
+        &[],
+        "refused",
+        Duration::from_secs(30),
+    );
+}
+
+/// An endpoint that accepts connections and never answers: the uploads give up once the
+/// first requests have used up their time (4 s here), not once per file.
+#[test]
+fn a_silent_endpoint_fails_a_whole_upload_run_once() {
+    let hole = black_hole();
+    dead_endpoint_fails_the_run_once(
+        &format!("http://{hole}"),
+        &[
+            ("ROCK_CI_READ_TIMEOUT", "1"),
+            ("ROCK_CI_OPERATION_TIMEOUT", "4"),
+        ],
+        "within 4 s",
+        Duration::from_secs(16),
+    );
+}
+
+/// Connections reset before any answer now and then, among answered requests: each is
+/// retried, and every file goes up; the endpoint is not given up on.
+#[test]
+fn flaky_connections_among_answers_are_retried_to_a_complete_upload() {
+    let server = S3Server::start();
+    server.create_bucket("therock-ci-artifacts");
+    let proxy = FaultProxy::start(
+        server.addr(),
+        FaultPlan::new().seed(7).rule(
+            Rule::new(Fault::ResetBeforeHeaders)
+                .method("PUT")
+                .probability(0.3),
+        ),
+    );
+    let t = tempfile::tempdir().unwrap();
+    many_logs(t.path(), 60);
+    let env = crate::common::through_proxy(&server, &proxy, None);
+    let out = Command::new(crate::common::tool("post_build_upload"))
+        .args(upload(&[]))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .current_dir(t.path())
+        .run_output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(proxy.injected(Fault::ResetBeforeHeaders) >= 5, "{stderr}");
+    assert!(
+        stdout.contains("Uploaded 61 of 61 files ("),
+        "{stdout}\n{stderr}"
+    );
+}

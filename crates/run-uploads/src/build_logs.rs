@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use storage_backend::{Overwrite, Reporter, StorageBackend, TransferOptions};
 use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 
-use crate::logs::{MANIFEST_PATH, archive_failure, log_dir, ninja_archive, reported};
+use crate::logs::{MANIFEST_PATH, archive_failure, finish, log_dir, ninja_archive, upload_failed};
 use crate::{Error, combine, steps};
 
 /// What to do, after flags and environment are resolved.
@@ -276,13 +276,13 @@ pub async fn run(
     header(out, "Upload log", 10)?;
     let logs = match upload_logs(&backend, &root, plan, out).await {
         Ok(()) => None,
-        Err(e) => Some(reported(e, out)?),
+        Err(e) => Some(upload_failed(&backend, e, out)?),
     };
 
     header(out, "Upload manifest", 16)?;
     let manifest = match upload_manifest(&backend, &root, plan, out).await {
         Ok(()) => None,
-        Err(e) => Some(reported(e, out)?),
+        Err(e) => Some(upload_failed(&backend, e, out)?),
     };
     if !plan.dry_run {
         writeln!(out, "{}", totals(started.elapsed(), backend.retries()))?;
@@ -311,7 +311,7 @@ pub async fn run(
 
     failures.extend(logs);
     failures.extend(manifest);
-    combine(failures)
+    finish(&backend, failures)
 }
 
 #[cfg(test)]

@@ -116,6 +116,39 @@ pub(crate) fn reported(err: Error, out: &mut dyn Write) -> Result<Error, Error> 
     Ok(err)
 }
 
+/// Prints a failed upload step as [`reported`] does, unless `backend` gave up on an
+/// unreachable endpoint: the run then ends with that one error ([`finish`]).
+pub(crate) fn upload_failed(
+    backend: &StorageBackend,
+    err: Error,
+    out: &mut dyn Write,
+) -> Result<Error, Error> {
+    if backend.unreachable().is_some() {
+        return Ok(err);
+    }
+    reported(err, out)
+}
+
+/// The job's result from its `failures`, listed by [`crate::combine`]; when `backend` gave
+/// up on an unreachable endpoint, its failed uploads are the one error that says so, with
+/// how many files were not uploaded (the other failures are still listed).
+pub(crate) fn finish(backend: &StorageBackend, failures: Vec<Error>) -> Result<(), Error> {
+    let Some(gave_up) = backend.gave_up("upload") else {
+        return crate::combine(failures);
+    };
+    let mut kept: Vec<Error> = failures
+        .into_iter()
+        .filter(|e| {
+            !matches!(
+                e,
+                Error::Logs { .. } | Error::Flattened { .. } | Error::Manifest { .. }
+            )
+        })
+        .collect();
+    kept.push(Error::Storage(gave_up));
+    crate::combine(kept)
+}
+
 /// [`Error::LogArchive`] of `what` (`ninja`, `ccache`) caused by `err`, after printing `err`
 /// as `[ERROR] …` to `out`.
 pub(crate) fn archive_failure(

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use storage_backend::{Reporter, StorageBackend, TransferOptions};
 use workflow_outputs::{Platform, WorkflowOutputRoot};
 
-use crate::logs::{MANIFEST_PATH, archive_failure, log_dir, ninja_archive, reported};
-use crate::{Error, combine, steps};
+use crate::logs::{MANIFEST_PATH, archive_failure, finish, log_dir, ninja_archive, upload_failed};
+use crate::{Error, steps};
 
 /// The one stage whose job uploads the build manifest.
 pub const MANIFEST_STAGE: &str = "compiler-runtime";
@@ -145,13 +145,13 @@ pub async fn run(
     if let Some(logs) = log_dir(&plan.build_dir, out)? {
         let dest = root.log_stage_dir(&plan.stage, &plan.amdgpu_family);
         if let Err(e) = crate::upload_logs(&backend, &logs, &dest, output_dir, out).await {
-            failures.push(reported(e, out)?);
+            failures.push(upload_failed(&backend, e, out)?);
         }
     }
     if plan.stage == MANIFEST_STAGE
         && let Err(e) = upload_manifest(&backend, &root, plan, out).await
     {
-        failures.push(reported(e, out)?);
+        failures.push(upload_failed(&backend, e, out)?);
     }
-    combine(failures)
+    finish(&backend, failures)
 }

@@ -138,7 +138,7 @@ pub enum Error {
         /// The object's size.
         expected: u64,
     },
-    /// Some files of a batch failed; every failure is listed.
+    /// Some files of a batch failed; the failures are listed a cause at a time.
     #[error("Failed to {op} {}/{total} files:{}", failures.len(), list(failures))]
     Batch {
         /// `upload` or `copy`.
@@ -148,15 +148,95 @@ pub enum Error {
         /// Every failure: the destination and its error.
         failures: Vec<(String, Error)>,
     },
+    /// The endpoint proved unreachable across a run's requests (every one refused, or
+    /// without a byte of answer, for as long as one request's retries take): the files in
+    /// flight stopped retrying and the rest were not started.
+    #[error(
+        "endpoint {endpoint} unreachable ({cause}): {failed} of {total} files not {}",
+        participle(op)
+    )]
+    Unreachable {
+        /// The endpoint, credentials shown as `***`.
+        endpoint: String,
+        /// What the requests met (the last one's root cause).
+        cause: String,
+        /// `upload` or `copy`.
+        op: &'static str,
+        /// Files not transferred.
+        failed: usize,
+        /// Files in the batch.
+        total: usize,
+    },
 }
 
+/// `uploaded`, `copied`.
+fn participle(op: &str) -> String {
+    match op {
+        "copy" => "copied".to_owned(),
+        other => format!("{other}ed"),
+    }
+}
+
+/// Names shown for the files that failed with one cause.
+const NAMED_PER_CAUSE: usize = 3;
+
+/// The failures a cause at a time (in the order each cause first appears): a cause that
+/// one file met is that file and its error; one that several met is shown once, with how
+/// many and the first few of them.
 fn list(failures: &[(String, Error)]) -> String {
     use std::fmt::Write as _;
-    let mut out = String::new();
+    let mut groups: Vec<(String, Vec<&str>, &Error)> = Vec::new();
     for (location, err) in failures {
-        let _ = write!(out, "\n  {location}: {}", chain(err));
+        let cause = root_cause(err);
+        match groups.iter_mut().find(|(c, _, _)| *c == cause) {
+            Some((_, locations, _)) => locations.push(location),
+            None => groups.push((cause, vec![location], err)),
+        }
+    }
+    let mut out = String::new();
+    for (_, locations, first) in groups {
+        if let [location] = locations[..] {
+            let _ = write!(out, "\n  {location}: {}", chain(first));
+            continue;
+        }
+        let named = locations
+            .iter()
+            .take(NAMED_PER_CAUSE)
+            .map(|l| format!("`{l}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = match locations.len().saturating_sub(NAMED_PER_CAUSE) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let _ = write!(
+            out,
+            "\n  {} files ({named}{more}): {}",
+            locations.len(),
+            chain(first)
+        );
     }
     out
+}
+
+/// What `err` comes down to, without the file it happened to: the kind of the first I/O
+/// error among its causes (`NotADirectory`, `PermissionDenied`, ...), else the kind of an S3
+/// failure and the text of its innermost cause.
+fn root_cause(err: &Error) -> String {
+    let mut innermost: &(dyn std::error::Error + 'static) = err;
+    loop {
+        if let Some(io) = innermost.downcast_ref::<std::io::Error>() {
+            return format!("{:?}", io.kind());
+        }
+        match innermost.source() {
+            Some(cause) => innermost = cause,
+            None => break,
+        }
+    }
+    match err.s3_kind() {
+        Some(kind) => format!("{kind}: {innermost}"),
+        None => innermost.to_string(),
+    }
 }
 
 /// `err` and its sources, joined with `: `.

@@ -186,6 +186,8 @@ pub(crate) struct Common {
     pub(crate) options: TransferOptions,
     pub(crate) reporter: Arc<dyn Reporter>,
     dry_run_sink: DryRunSink,
+    /// Files handed to this backend and its clones to transfer, and how many of them failed.
+    files: Arc<[std::sync::atomic::AtomicUsize; 2]>,
 }
 
 impl Common {
@@ -194,6 +196,16 @@ impl Common {
             options,
             reporter: Arc::new(NoReporter),
             dry_run_sink: Arc::new(Mutex::new(Box::new(std::io::stdout()))),
+            files: Arc::default(),
+        }
+    }
+
+    /// Counts a file handed over to transfer, and whether it failed.
+    fn count_file<T, E>(&self, result: &Result<T, E>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.files[0].fetch_add(1, Relaxed);
+        if result.is_err() {
+            self.files[1].fetch_add(1, Relaxed);
         }
     }
 
@@ -327,7 +339,19 @@ impl StorageBackend {
             max_idle_connections: options.concurrency * options.part_concurrency,
             ..ClientOptions::default()
         };
-        Ok(Self::s3(S3Client::connect(&client_options).await?, options))
+        Ok(Self::S3(
+            S3StorageBackend::new(S3Client::connect(&client_options).await?, options)
+                .giving_up_when_unreachable(),
+        ))
+    }
+
+    /// The endpoint and why it was given up on, once an S3 backend that gives up on an
+    /// unreachable endpoint ([`S3StorageBackend::giving_up_when_unreachable`]) did.
+    pub fn unreachable(&self) -> Option<(&str, &str)> {
+        match self {
+            StorageBackend::S3(b) => b.unreachable().map(|cause| (b.client().endpoint(), cause)),
+            StorageBackend::Local(_) => None,
+        }
     }
 
     fn common(&self) -> &Common {
@@ -388,10 +412,43 @@ impl StorageBackend {
         dest: &StorageLocation,
         sha256: Option<String>,
     ) -> Result<Outcome, Error> {
-        match self {
-            StorageBackend::S3(b) => b.upload_file(source, dest, sha256).await,
-            StorageBackend::Local(b) => b.upload_file(source, dest).await,
-        }
+        let result = match self.not_started("upload", dest) {
+            Some(e) => Err(e),
+            None => match self {
+                StorageBackend::S3(b) => b.upload_file(source, dest, sha256).await,
+                StorageBackend::Local(b) => b.upload_file(source, dest).await,
+            },
+        };
+        self.common().count_file(&result);
+        result
+    }
+
+    /// Once the endpoint is given up on, the error of a transfer to `dest` that is not
+    /// started.
+    fn not_started(&self, op: &'static str, dest: &StorageLocation) -> Option<Error> {
+        let (endpoint, cause) = self.unreachable()?;
+        Some(Error::S3 {
+            op,
+            location: dest.to_string(),
+            kind: S3ErrorKind::Unreachable,
+            source: format!("not started: {endpoint} is unreachable ({cause})").into(),
+        })
+    }
+
+    /// Once the endpoint is given up on ([`StorageBackend::unreachable`]), the one error of
+    /// the run: the endpoint, the cause, and how many of the files handed to this backend and
+    /// its clones were not transferred.
+    pub fn gave_up(&self, op: &'static str) -> Option<Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (endpoint, cause) = self.unreachable()?;
+        let files = &self.common().files;
+        Some(Error::Unreachable {
+            endpoint: endpoint.to_owned(),
+            cause: cause.to_owned(),
+            op,
+            failed: files[1].load(Relaxed),
+            total: files[0].load(Relaxed),
+        })
     }
 
     /// Copies one object (server-side on S3; across buckets too).
@@ -400,10 +457,15 @@ impl StorageBackend {
         src: &StorageLocation,
         dst: &StorageLocation,
     ) -> Result<Outcome, Error> {
-        match self {
-            StorageBackend::S3(b) => b.copy_file(src, dst).await,
-            StorageBackend::Local(b) => b.copy_file(src, dst).await,
-        }
+        let result = match self.not_started("copy", dst) {
+            Some(e) => Err(e),
+            None => match self {
+                StorageBackend::S3(b) => b.copy_file(src, dst).await,
+                StorageBackend::Local(b) => b.copy_file(src, dst).await,
+            },
+        };
+        self.common().count_file(&result);
+        result
     }
 
     /// The files below `location` whose path relative to it matches one of `include`
@@ -484,7 +546,10 @@ impl StorageBackend {
             .buffer_unordered(self.batch_concurrency())
             .collect()
             .await;
-        batch_report(op, total, results)
+        let unreachable = self
+            .unreachable()
+            .map(|(endpoint, cause)| (endpoint.to_owned(), cause.to_owned()));
+        batch_report(op, total, results, unreachable)
     }
 
     /// Uploads the regular files below `source_dir` (symlinks skipped, symlinked directories
@@ -579,10 +644,14 @@ fn is_leftover(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".partial")
 }
 
+/// The counts of a batch, or its error: [`Error::Unreachable`] with the files not
+/// transferred when the endpoint was given up on (`unreachable`: the endpoint and the
+/// cause), else [`Error::Batch`] with every failure.
 fn batch_report(
     op: &'static str,
     total: usize,
     results: Vec<(String, Result<Outcome, Error>)>,
+    unreachable: Option<(String, String)>,
 ) -> Result<TransferReport, Error> {
     let mut report = TransferReport::default();
     let mut failures = Vec::new();
@@ -595,6 +664,14 @@ fn batch_report(
     }
     if failures.is_empty() {
         Ok(report)
+    } else if let Some((endpoint, cause)) = unreachable {
+        Err(Error::Unreachable {
+            endpoint,
+            cause,
+            op,
+            failed: failures.len(),
+            total,
+        })
     } else {
         failures.sort_by(|a, b| a.0.cmp(&b.0));
         Err(Error::Batch {

@@ -152,6 +152,54 @@ impl ObjectBody {
 pub struct S3StorageBackend {
     client: S3Client,
     pub(crate) common: Common,
+    /// Whether the endpoint has answered across the requests of this backend and its
+    /// clones, when a run gives up on an unreachable endpoint as a whole
+    /// ([`S3StorageBackend::giving_up_when_unreachable`]).
+    health: Option<std::sync::Arc<EndpointHealth>>,
+}
+
+/// What the requests of a run have seen of the endpoint: how many got an answer from it (a
+/// response of any status), and, once one request gave up on failures that never reached it
+/// (a refused connection, a timeout before the first byte) while no request got an answer,
+/// the cause: the endpoint is then taken as unreachable for the rest of the run.
+#[derive(Debug, Default)]
+struct EndpointHealth {
+    answers: std::sync::atomic::AtomicU64,
+    down: std::sync::OnceLock<String>,
+}
+
+impl EndpointHealth {
+    fn answers(&self) -> u64 {
+        self.answers.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Counts an attempt that got an answer from the server.
+    fn observe<T>(&self, result: &Result<T, Error>) {
+        if !result.as_ref().is_err_and(|e| !got_answer(e)) {
+            self.answers
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn down(&self) -> Option<&str> {
+        self.down.get().map(String::as_str)
+    }
+}
+
+/// Whether a failed attempt got an answer from the server: anything but an unreachable
+/// endpoint (and local failures, which tell nothing of it) is one.
+fn got_answer(err: &Error) -> bool {
+    err.s3_kind()
+        .is_some_and(|kind| kind != S3ErrorKind::Unreachable)
+}
+
+/// The innermost cause of `err`: what a request that never reached the server met.
+fn innermost(err: &Error) -> String {
+    let mut cause: &dyn std::error::Error = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// `Ok(None)` for a "not found" failure, the failure itself for any other.
@@ -178,7 +226,26 @@ impl S3StorageBackend {
         Self {
             client,
             common: Common::new(options),
+            health: None,
         }
+    }
+
+    /// This backend, giving up on the endpoint for the whole run once it proves unreachable:
+    /// when a request has used up its retries on refused connections or timeouts before any
+    /// answer, and no request of the run got an answer meanwhile, the requests in flight stop
+    /// retrying and no new one is made (each fails at once, saying so). A run against a dead
+    /// endpoint thus fails within the time of one request's retries, however many files it
+    /// has; a few failures among answered requests are retried as before.
+    #[must_use]
+    pub fn giving_up_when_unreachable(mut self) -> Self {
+        self.health = Some(std::sync::Arc::default());
+        self
+    }
+
+    /// Why the endpoint was given up on, once it was
+    /// ([`S3StorageBackend::giving_up_when_unreachable`]).
+    pub fn unreachable(&self) -> Option<&str> {
+        self.health.as_deref().and_then(EndpointHealth::down)
     }
 
     /// The client.
@@ -370,10 +437,49 @@ impl S3StorageBackend {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
-        let attempts = self.client.retry(location, is_transient, request);
-        self.within(self.client.limits().deadline(bytes), op, location, attempts)
-            .await
-            .map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()))
+        let Some(health) = self.health.as_deref() else {
+            let attempts = self.client.retry(location, is_transient, request);
+            return self
+                .within(self.client.limits().deadline(bytes), op, location, attempts)
+                .await
+                .map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()));
+        };
+        if let Some(cause) = health.down() {
+            return Err(Error::S3 {
+                op,
+                location: location.to_owned(),
+                kind: S3ErrorKind::Unreachable,
+                source: format!(
+                    "not tried: {} is unreachable ({cause})",
+                    self.client.endpoint()
+                )
+                .into(),
+            });
+        }
+        let answers = health.answers();
+        let mut request = request;
+        let attempts = self.client.retry(
+            location,
+            |e| is_transient(e) && health.down().is_none(),
+            || {
+                let attempt = request();
+                async move {
+                    let result = attempt.await;
+                    health.observe(&result);
+                    result
+                }
+            },
+        );
+        let result = self
+            .within(self.client.limits().deadline(bytes), op, location, attempts)
+            .await;
+        if let Err(e) = &result
+            && e.s3_kind() == Some(S3ErrorKind::Unreachable)
+            && health.answers() == answers
+        {
+            let _ = health.down.set(innermost(e));
+        }
+        result.map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()))
     }
 
     /// `work`, or an [`S3ErrorKind::Unreachable`] error naming the endpoint and the limit when

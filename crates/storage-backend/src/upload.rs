@@ -22,8 +22,9 @@ pub fn shown(output_dir: Option<&Path>, location: &StorageLocation) -> String {
 impl StorageBackend {
     /// The backend an uploading tool writes with: a local staging directory when
     /// `output_dir` is given, else S3 through a client for `region` configured from `lookup`
-    /// (endpoint, credentials, limits), with connections for every part in flight. Progress
-    /// goes to `reporter`.
+    /// (endpoint, credentials, limits), with connections for every part in flight, giving up
+    /// on an unreachable endpoint for the whole run
+    /// ([`crate::S3StorageBackend::giving_up_when_unreachable`]). Progress goes to `reporter`.
     ///
     /// # Errors
     /// As [`S3Client::connect_with`].
@@ -43,7 +44,8 @@ impl StorageBackend {
             ..ClientOptions::default()
         };
         let client = S3Client::connect_with(&client_options, lookup).await?;
-        Ok(Self::s3(client, options).with_reporter(reporter))
+        let backend = crate::S3StorageBackend::new(client, options).giving_up_when_unreachable();
+        Ok(Self::S3(backend).with_reporter(reporter))
     }
 
     /// Proves that `root` can be written to (credentials, bucket, a probe object written and
