@@ -72,10 +72,20 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
 
 /// Copies `src` to `dest` through a temporary file, hashing on the way; with `expected`, a
 /// different digest is an error and `dest` is left untouched. Returns the digest.
+/// The SHA-256 an artifact must have, and where it was recorded (for the user: the sidecar
+/// named, or the object's metadata).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    /// The digest, lowercase hex.
+    pub(crate) sha256: String,
+    /// Where it was recorded.
+    pub(crate) source: String,
+}
+
 pub(crate) async fn copy_verified(
     src: &Path,
     dest: &Path,
-    expected: Option<String>,
+    expected: Option<Recorded>,
 ) -> Result<String, Error> {
     let (src, dest) = (src.to_path_buf(), dest.to_path_buf());
     storage_backend::blocking(move || {
@@ -97,11 +107,12 @@ pub(crate) async fn copy_verified(
         }
         let actual = hex::encode(hasher.finalize());
         if let Some(expected) = expected
-            && expected != actual
+            && expected.sha256 != actual
         {
             return Err(Error::ChecksumMismatch {
                 location: src.display().to_string(),
-                expected,
+                recorded_in: expected.source,
+                expected: expected.sha256,
                 actual,
             });
         }
@@ -137,8 +148,16 @@ impl ArtifactBackend {
     /// ([`storage_backend::SHA256_METADATA_KEY`]), so that an archive whose sidecar never
     /// arrived (an upload stopped in between) can still be verified. `None` with neither.
     pub async fn expected_sha256(&self, key: &str) -> Result<Option<String>, Error> {
-        if let Some(sha) = self.sidecar_sha256(key).await? {
-            return Ok(Some(sha));
+        Ok(self.recorded_sha256(key).await?.map(|r| r.sha256))
+    }
+
+    /// [`ArtifactBackend::expected_sha256`] with where it was recorded.
+    async fn recorded_sha256(&self, key: &str) -> Result<Option<Recorded>, Error> {
+        if let Some(sha256) = self.sidecar_sha256(key).await? {
+            return Ok(Some(Recorded {
+                sha256,
+                source: format!("the sidecar `{}`", self.location(&sidecar_key(key))),
+            }));
         }
         match self {
             ArtifactBackend::S3(b) => {
@@ -149,7 +168,15 @@ impl ArtifactBackend {
                 match head.sha256 {
                     None => Ok(None),
                     Some(recorded) => storage_backend::parse_sha256sum(&recorded)
-                        .map(Some)
+                        .map(|sha256| {
+                            Some(Recorded {
+                                sha256,
+                                source: format!(
+                                    "the object's metadata `{}` (it has no .sha256sum sidecar)",
+                                    storage_backend::SHA256_METADATA_KEY
+                                ),
+                            })
+                        })
                         .ok_or_else(|| {
                             Error::InvalidSidecar(format!(
                                 "{} (metadata `{}`)",
@@ -165,8 +192,8 @@ impl ArtifactBackend {
 
     /// [`ArtifactBackend::expected_sha256`], where having none is [`Error::Unverifiable`]
     /// unless unverified archives are allowed.
-    pub(crate) async fn required_sha256(&self, key: &str) -> Result<Option<String>, Error> {
-        let expected = self.expected_sha256(key).await?;
+    pub(crate) async fn required_sha256(&self, key: &str) -> Result<Option<Recorded>, Error> {
+        let expected = self.recorded_sha256(key).await?;
         if expected.is_some() || self.allows_unverified() {
             return Ok(expected);
         }
@@ -217,15 +244,17 @@ impl ArtifactBackend {
     /// download of the same object is resumed with a ranged GET and the whole is verified. On a
     /// mismatch nothing is left at `dest` (or in the partial file).
     ///
-    /// From S3, a download whose digest does not match, or whose body was cut short after
-    /// the storage retries, is started again from scratch, up to the client's attempts.
+    /// From S3, a download whose body was cut short after the storage retries is started
+    /// again from scratch, up to the client's attempts; one whose digest does not match, once.
     pub async fn download_artifact(&self, key: &str, dest: &Path) -> Result<Downloaded, Error> {
         self.again_if_damaged(key, || self.download_artifact_once(key, dest))
             .await
     }
 
     /// Runs `fetch` of artifact `key` again while it fails with bytes that arrived damaged,
-    /// through the S3 client's retries (once for a local backend).
+    /// through the S3 client's retries (once for a local backend). A complete body whose
+    /// digest does not match is fetched again once only: a second mismatch is the object's,
+    /// not the transfer's.
     pub(crate) async fn again_if_damaged<T, F, Fut>(
         &self,
         key: &str,
@@ -237,8 +266,15 @@ impl ArtifactBackend {
     {
         match self {
             ArtifactBackend::S3(b) => {
+                let mismatches = std::sync::atomic::AtomicU32::new(0);
+                let retryable = |e: &Error| match e {
+                    Error::ChecksumMismatch { .. } => {
+                        mismatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0
+                    }
+                    other => other.arrived_damaged(),
+                };
                 b.client
-                    .retry(&self.location(key).s3_uri(), Error::arrived_damaged, fetch)
+                    .retry(&self.location(key).s3_uri(), retryable, fetch)
                     .await
             }
             ArtifactBackend::Local(_) => fetch().await,
@@ -270,9 +306,9 @@ impl ArtifactBackend {
                     resumed: 0,
                 }
             }
-            ArtifactBackend::S3(b) => self.download_s3(b, key, dest, expected.as_deref()).await?,
+            ArtifactBackend::S3(b) => self.download_s3(b, key, dest, expected.as_ref()).await?,
         };
-        if let Some(sha) = &expected {
+        if let Some(Recorded { sha256: sha, .. }) = &expected {
             write_atomic(
                 &dir.join(sidecar_key(key)),
                 format!("{sha}  {key}\n").as_bytes(),
@@ -286,7 +322,7 @@ impl ArtifactBackend {
         b: &crate::S3Artifacts,
         key: &str,
         dest: &Path,
-        expected: Option<&str>,
+        expected: Option<&Recorded>,
     ) -> Result<Downloaded, Error> {
         let loc = b.root.artifact(key);
         let (size, etag) = head_version(b, &loc).await?;
@@ -295,8 +331,8 @@ impl ArtifactBackend {
 
         let verifier = storage_backend::Verifier::new(
             loc.s3_uri(),
-            expected.map_or(storage_backend::Expected::Nothing, |sha| {
-                storage_backend::Expected::Sha256(sha.to_owned())
+            expected.map_or(storage_backend::Expected::Nothing, |r| {
+                storage_backend::Expected::Sha256(r.sha256.clone())
             }),
             size,
         )
@@ -342,12 +378,13 @@ impl ArtifactBackend {
                     },
                     storage_backend::Error::DigestMismatch {
                         location,
-                        expected,
+                        expected: sha256,
                         actual,
                         ..
                     } => Error::ChecksumMismatch {
                         location,
-                        expected,
+                        recorded_in: expected.map(|r| r.source.clone()).unwrap_or_default(),
+                        expected: sha256,
                         actual,
                     },
                     other => Error::from(other),

@@ -997,9 +997,10 @@ impl ArtifactBackend {
                 None => hex::encode(digest.hasher.unwrap_or_default().finalize()),
             };
             match &expected {
-                Some(expected) if *expected != sha256 => Err(Error::ChecksumMismatch {
+                Some(expected) if expected.sha256 != sha256 => Err(Error::ChecksumMismatch {
                     location: self.location(key).to_string(),
-                    expected: expected.clone(),
+                    recorded_in: expected.source.clone(),
+                    expected: expected.sha256.clone(),
                     actual: sha256,
                 }),
                 _ => Ok((extracted, sha256, digest.total)),

@@ -59,14 +59,17 @@ pub enum Error {
     /// The source file of an upload does not exist.
     #[error("Source artifact `{}` not found", .0.display())]
     MissingSource(PathBuf),
-    /// The downloaded or uploaded bytes do not match the sidecar.
+    /// The downloaded or uploaded bytes do not have the SHA-256 recorded for them.
     #[error(
-        "Checksum mismatch for `{location}`: the sidecar says {expected}, the content is {actual}"
+        "Checksum mismatch for `{location}`: {recorded_in} says {expected}, the content is {actual}"
     )]
     ChecksumMismatch {
         /// The artifact.
         location: String,
-        /// From the `.sha256sum` sidecar.
+        /// Where `expected` was recorded: the `.sha256sum` sidecar (named), the object's
+        /// metadata, or the source file.
+        recorded_in: String,
+        /// The digest recorded.
         expected: String,
         /// Of the content.
         actual: String,
@@ -532,6 +535,7 @@ impl ArtifactBackend {
             if expected != sha {
                 return Err(Error::ChecksumMismatch {
                     location: source.display().to_string(),
+                    recorded_in: format!("the sidecar `{}`", local_sidecar.display()),
                     expected,
                     actual: sha,
                 });
@@ -566,7 +570,15 @@ impl ArtifactBackend {
                     &b.base_path.join(sidecar_key(key)),
                     sidecar_text.as_bytes(),
                 )?;
-                download::copy_verified(source, &b.base_path.join(key), Some(sha.clone())).await?;
+                download::copy_verified(
+                    source,
+                    &b.base_path.join(key),
+                    Some(download::Recorded {
+                        sha256: sha.clone(),
+                        source: format!("the source `{}`", source.display()),
+                    }),
+                )
+                .await?;
             }
         }
         Ok(sha)

@@ -181,3 +181,68 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
     );
     assert_eq!(crate::names_in(&t.path().join("dl")), Vec::<String>::new());
 }
+
+/// A complete download whose digest does not match is fetched again once, not at every
+/// attempt, and the error says where the digest it was checked against is recorded: the
+/// sidecar, named, or (without one) the object's metadata.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mismatch_is_fetched_again_once_and_names_where_its_digest_is_recorded() {
+    use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule};
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("up/core_lib_generic.tar.zst");
+    write(&src, &vec![7u8; 50_000]);
+    let (_clean, uploader) = through_proxy(&server, FaultPlan::new()).await;
+    uploader
+        .upload_artifact(&src, "core_lib_generic.tar.zst")
+        .await
+        .unwrap();
+    // Without a sidecar: only the SHA-256 in the object's metadata.
+    let bare = uploader.location("bare_lib_generic.tar.zst");
+    storage_backend::StorageBackend::s3(
+        retrying_client(server.endpoint(), 1).await,
+        storage_backend::TransferOptions::default(),
+    )
+    .upload_file(&src, &bare)
+    .await
+    .unwrap();
+
+    for (key, recorded_in) in [
+        (
+            "core_lib_generic.tar.zst",
+            format!(
+                "the sidecar `{}` says ",
+                uploader.location("core_lib_generic.tar.zst.sha256sum")
+            ),
+        ),
+        (
+            "bare_lib_generic.tar.zst",
+            "the object's metadata `sha256` (it has no .sha256sum sidecar) says ".to_owned(),
+        ),
+    ] {
+        let proxy = FaultProxy::start(
+            server.addr(),
+            FaultPlan::new().rule(
+                Rule::new(Fault::BitFlip)
+                    .method("GET")
+                    .path_contains(key)
+                    .when(|head| !head.path.contains("sha256sum")),
+            ),
+        );
+        let b = ArtifactBackend::s3(
+            retrying_client(proxy.endpoint(), 5).await,
+            root("bkt", "", "44"),
+        );
+        let err = b
+            .download_artifact(key, &t.path().join("dl").join(key))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, artifact_backend::Error::ChecksumMismatch { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(&recorded_in), "{err}");
+        assert_eq!(proxy.injected(Fault::BitFlip), 2, "{key}: {err}");
+    }
+}
