@@ -469,6 +469,7 @@ fn a_refused_endpoint_fails_within_15_s_with_default_limits() {
     assert!(err.contains(&endpoint), "{err}");
     assert!(err.contains("++ Retry 4/4 for "), "{err}");
     assert!(!err.contains("++ Retry 5/"), "{err}");
+    assert_each_cause_once(&err);
 }
 
 /// A build dir of `logs` log files and a manifest.
@@ -619,4 +620,57 @@ fn flaky_connections_among_answers_are_retried_to_a_complete_upload() {
         stdout.contains("Uploaded 61 of 61 files ("),
         "{stdout}\n{stderr}"
     );
+}
+
+/// No cause is said twice in the error (the S3 client wraps a refused connection in two layers
+/// that both call themselves `dispatch failure`; the GitHub client's retry summary was repeated
+/// by the error that wraps it).
+fn assert_each_cause_once(stderr: &str) {
+    let error: String = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("error: "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!error.is_empty(), "{stderr}");
+    let mut seen = std::collections::BTreeSet::new();
+    for cause in error.split(": ").flat_map(|c| c.split('\n')) {
+        let cause = cause.trim();
+        assert!(
+            cause.is_empty() || seen.insert(cause),
+            "`{cause}` twice in {error}"
+        );
+    }
+}
+
+/// A GitHub API that refuses connections: the error says each cause once.
+#[test]
+fn an_unreachable_api_is_told_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let t = tempfile::tempdir().unwrap();
+    let out = Command::new(crate::common::tool("fetch_artifacts"))
+        .args([
+            "--run-id",
+            "1",
+            "--platform",
+            "linux",
+            "--artifact-group",
+            "gfx94X-dcgpu",
+            "--output-dir",
+            "o",
+            "--max-attempts",
+            "2",
+        ])
+        .env_clear()
+        .env("GITHUB_API_URL", format!("http://127.0.0.1:{port}"))
+        .current_dir(t.path())
+        .run_output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("after 2 attempt(s)"), "{err}");
+    assert_each_cause_once(&err);
 }

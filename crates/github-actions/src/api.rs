@@ -421,6 +421,14 @@ impl GithubClient {
             policy.give_up_after = limit;
             policy.attempt_timeout = limit;
         }
+        if let Some(connect) = seconds(EnvVars::ROCK_CI_CONNECT_TIMEOUT) {
+            policy.connect_timeout = connect;
+        }
+        if let Some(attempts) = non_empty(lookup, EnvVars::ROCK_CI_MAX_ATTEMPTS)
+            .and_then(|v| v.trim().parse::<u32>().ok())
+        {
+            policy.max_attempts = attempts.max(1);
+        }
         Ok(client.with_retry_policy(policy))
     }
 

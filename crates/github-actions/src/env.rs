@@ -26,6 +26,10 @@ impl EnvVars {
     /// Seconds after which no request is retried any more, and the longest one attempt may
     /// take (the same variable sets the S3 deadline).
     pub const ROCK_CI_OPERATION_TIMEOUT: &'static str = "ROCK_CI_OPERATION_TIMEOUT";
+    /// Seconds to wait for a connection (the same variable sets S3 connections).
+    pub const ROCK_CI_CONNECT_TIMEOUT: &'static str = "ROCK_CI_CONNECT_TIMEOUT";
+    /// Attempts per request, the first included (the same variable sets S3 requests).
+    pub const ROCK_CI_MAX_ATTEMPTS: &'static str = "ROCK_CI_MAX_ATTEMPTS";
 }
 
 /// Reads a variable; unset, empty and non-UTF-8 values are all `None`.
