@@ -357,6 +357,17 @@ pub fn set_invocation(args: Vec<std::ffi::OsString>) {
     let _ = INVOCATION.set(args);
 }
 
+/// Whether [`parse_args`] only checks the command line: set by `rock-ci --check-args`.
+static CHECK_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`parse_args`] end the process with exit 0 once the command line has parsed, before
+/// the tool reads anything or makes a request (`rock-ci --check-args TOOL ARGS...`): a
+/// workflow's command line is checked against the tool's flags without running it. A command
+/// line that does not parse is the usage error (exit 2) it always is.
+pub fn set_check_only() {
+    CHECK_ONLY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Parses the process's command line into `T` with long options abbreviated as Python's
 /// `argparse` allows: an unambiguous prefix of a long option stands for it (`--run-i 5`,
 /// `--art=x`); an ambiguous one is a usage error (exit 2) listing the candidates, e.g.
@@ -396,7 +407,12 @@ pub fn parse_args<T: clap::Parser>() -> T {
     let mut matches = command
         .try_get_matches_from_mut(args)
         .unwrap_or_else(|e| e.exit());
-    T::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit())
+    let parsed =
+        T::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut command).exit());
+    if CHECK_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+        std::process::exit(0);
+    }
+    parsed
 }
 
 /// Replaces each abbreviated long option of `args` (program name first) by the full name of

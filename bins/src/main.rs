@@ -16,7 +16,7 @@ use tools::{TOOLS, tool};
 fn usage() -> String {
     let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
     format!(
-        "usage: rock-ci TOOL [ARGS...]\n       rock-ci --list | --version\n       rock-ci --link-tools DIR\n\ntools: {}\n",
+        "usage: rock-ci TOOL [ARGS...]\n       rock-ci --list | --version\n       rock-ci --link-tools DIR\n       rock-ci --check-args TOOL [ARGS...]\n\ntools: {}\n",
         names.join(", ")
     )
 }
@@ -72,6 +72,23 @@ fn main() -> ExitCode {
                     let _ = writeln!(stderr, "rock-ci: --link-tools {}: {message}", dir.display());
                     ExitCode::FAILURE
                 }
+            }
+        }
+        // The command line parsed as TOOL parses it, without running the tool: exit 0, or
+        // the usage error (exit 2).
+        "--check-args" => {
+            if let Some(main) = args.get(2).and_then(|name| tool(name.to_str()?)) {
+                drop((stdout, stderr));
+                rock_ci::set_check_only();
+                rock_ci::set_invocation(args[2..].to_vec());
+                main()
+            } else {
+                let _ = write!(
+                    stderr,
+                    "rock-ci: --check-args takes a tool's name first\n{}",
+                    usage()
+                );
+                ExitCode::from(2)
             }
         }
         "-h" | "--help" => {

@@ -17,6 +17,7 @@ mod elf_patch_files;
 mod fetch_artifacts;
 mod find_artifacts;
 mod install_rocm;
+mod migration;
 mod multicall;
 mod post_build_upload;
 mod post_stage_upload;
