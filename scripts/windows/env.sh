@@ -62,11 +62,6 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
-# The windows-gnu target compiles without function sections, so the linker's --gc-sections
-# cannot drop unused code and every program carried all of it (elf-patch.exe: 41 MB, 32 MB of
-# it .text). Each function in its own section, as on Linux, lets the linker keep only what is
-# called. For the Windows target only: build scripts and proc macros run on Linux.
-export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-Zfunction-sections=yes"
 
 # cargo for the Windows target, in target/windows, at a lower priority than the rest. `test` is
 # always among the std crates: cargo adds it to `cargo test` builds only, and a std built with

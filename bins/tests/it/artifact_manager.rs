@@ -1434,11 +1434,11 @@ fn a_conflicting_artifact_leaves_none_of_its_files() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.status.code(), Some(1), "{mode}: {text}");
-        let clash = format!(
-            "`{}` is in both `",
-            crate::common::native(&format!("{stage}lib/libshared.so"))
-        );
-        let named = text
+        // The path is shown with the separators it was joined from (on Windows the
+        // relpath's `/` and the member's `\`): compared with `/` only.
+        let clash = format!("`{stage}lib/libshared.so` is in both `");
+        let shown = text.replace('\\', "/");
+        let named = shown
             .split_once(&clash)
             .unwrap_or_else(|| panic!("{mode}: {text}"))
             .1;
