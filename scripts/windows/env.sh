@@ -9,7 +9,7 @@
 windows_out="$PWD/target/windows"
 mkdir -p "$windows_out"
 
-windows_packages=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64)
+windows_packages=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64 lld-19)
 windows_missing=()
 for p in "${windows_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || windows_missing+=("$p")
