@@ -96,7 +96,7 @@ async fn upload_manifest(
 ///
 /// # Errors
 /// A failed look-up or connection, a failed preflight; else every archive or upload that
-/// failed, listed by [`combine`].
+/// failed, listed by [`crate::error::combine`].
 pub async fn run(
     plan: &Plan,
     reporter: Arc<dyn Reporter>,
