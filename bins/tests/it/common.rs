@@ -199,64 +199,21 @@ pub(crate) fn tool(name: &str) -> &'static str {
 }
 
 /// Writes the artifact archive `path` (and its `.sha256sum` sidecar) of symlinks and a
-/// read-only file below the manifest path `stage`, as `push` stores them from a Linux build
-/// tree whatever platform it is pushed for: a link after its target and one before it, a chain
-/// of links, a link to a directory, a link up and down again, a 0444 file. [`assert_linked`]
-/// reads them back.
+/// read-only file below the manifest path `stage` ([`rock_ci_test_support::links::LINKED`]).
+/// [`assert_linked`] reads them back.
 pub(crate) fn linked_artifact(path: &Path, stage: &str) {
-    let mut w =
-        artifacts::ArchiveWriter::create(path, artifacts::Compression::Zstd { level: 3 }).unwrap();
-    w.append_data(
-        "artifact_manifest.txt",
-        format!("{stage}\n").as_bytes(),
-        0o644,
-    )
-    .unwrap();
-    let file = |w: &mut artifacts::ArchiveWriter, name: &str, content: &str, mode: u32| {
-        w.append_data(&format!("{stage}/{name}"), content.as_bytes(), mode)
-            .unwrap();
-    };
-    let link = |w: &mut artifacts::ArchiveWriter, name: &str, text: &str| {
-        w.append_symlink(&format!("{stage}/{name}"), text, 1_700_000_000)
-            .unwrap();
-    };
-    file(&mut w, "target.txt", "target", 0o644);
-    link(&mut w, "link.txt", "target.txt");
-    link(&mut w, "early.txt", "later.txt");
-    file(&mut w, "later.txt", "later", 0o644);
-    link(&mut w, "chain1", "chain2");
-    link(&mut w, "chain2", "target.txt");
-    link(&mut w, "dirlink", "dir");
-    file(&mut w, "dir/f", "in dir", 0o644);
-    link(&mut w, "up/alias", "../dir/f");
-    file(&mut w, "ro.txt", "read only", 0o444);
-    w.finish().unwrap();
-    let name = path.file_name().unwrap().to_string_lossy();
-    let sha = rock_ci_test_support::sha256_hex(&fs_err::read(path).unwrap());
-    fs_err::write(
-        path.with_file_name(format!("{name}.sha256sum")),
-        format!("{sha}  {name}\n"),
-    )
-    .unwrap();
+    use rock_ci_test_support::links;
+    links::write_archive(path, stage, links::LINKED);
 }
 
 /// Asserts that `dir` holds what [`linked_artifact`] stored below its manifest path: links
 /// that read as their targets (on Windows, where the system makes no link, copies with their
 /// targets' bytes), the 0444 file read-only (on Windows its read-only attribute).
 pub(crate) fn assert_linked(dir: &Path) {
-    for (name, content) in [
-        ("target.txt", "target"),
-        ("link.txt", "target"),
-        ("early.txt", "later"),
-        ("chain1", "target"),
-        ("chain2", "target"),
-        ("dirlink/f", "in dir"),
-        ("up/alias", "in dir"),
-        ("ro.txt", "read only"),
-    ] {
+    for (name, content) in rock_ci_test_support::links::LINKED_READS {
         let path = dir.join(name);
         let read = fs_err::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(read, content, "{}", path.display());
+        assert_eq!(read, *content, "{}", path.display());
     }
     #[cfg(unix)]
     assert_eq!(

@@ -70,8 +70,6 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Copies `src` to `dest` through a temporary file, hashing on the way; with `expected`, a
-/// different digest is an error and `dest` is left untouched. Returns the digest.
 /// The SHA-256 an artifact must have, and where it was recorded (for the user: the sidecar
 /// named, or the object's metadata).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +80,9 @@ pub(crate) struct Recorded {
     pub(crate) source: String,
 }
 
+/// Copies `src` to `dest` through a temporary file, hashing on the way; with `expected`, a
+/// different digest is an error naming where it was recorded, and `dest` is left untouched.
+/// Returns the digest.
 pub(crate) async fn copy_verified(
     src: &Path,
     dest: &Path,

@@ -223,20 +223,28 @@ fn list(failures: &[(String, Error)]) -> String {
 /// error among its causes (`NotADirectory`, `PermissionDenied`, ...), else the kind of an S3
 /// failure and the text of its innermost cause.
 fn root_cause(err: &Error) -> String {
-    let mut innermost: &(dyn std::error::Error + 'static) = err;
-    loop {
-        if let Some(io) = innermost.downcast_ref::<std::io::Error>() {
-            return format!("{:?}", io.kind());
-        }
-        match innermost.source() {
-            Some(cause) => innermost = cause,
-            None => break,
-        }
+    if let Some(io) = causes(err).find_map(|c| c.downcast_ref::<std::io::Error>()) {
+        return format!("{:?}", io.kind());
     }
+    let innermost = innermost(err);
     match err.s3_kind() {
         Some(kind) => format!("{kind}: {innermost}"),
         None => innermost.to_string(),
     }
+}
+
+/// `err` and its sources, outermost first.
+fn causes<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| e.source())
+}
+
+/// The innermost source of `err` (`err` itself without one).
+pub(crate) fn innermost<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> &'a (dyn std::error::Error + 'static) {
+    causes(err).last().unwrap_or(err)
 }
 
 /// `err` and its sources, joined with `: `.

@@ -426,13 +426,10 @@ impl StorageBackend {
     /// Once the endpoint is given up on, the error of a transfer to `dest` that is not
     /// started.
     fn not_started(&self, op: &'static str, dest: &StorageLocation) -> Option<Error> {
-        let (endpoint, cause) = self.unreachable()?;
-        Some(Error::S3 {
-            op,
-            location: dest.to_string(),
-            kind: S3ErrorKind::Unreachable,
-            source: format!("not started: {endpoint} is unreachable ({cause})").into(),
-        })
+        match self {
+            StorageBackend::S3(b) => b.not_started(op, &dest.to_string()),
+            StorageBackend::Local(_) => None,
+        }
     }
 
     /// Once the endpoint is given up on ([`StorageBackend::unreachable`]), the one error of

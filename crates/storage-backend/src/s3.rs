@@ -193,15 +193,6 @@ fn got_answer(err: &Error) -> bool {
         .is_some_and(|kind| kind != S3ErrorKind::Unreachable)
 }
 
-/// The innermost cause of `err`: what a request that never reached the server met.
-fn innermost(err: &Error) -> String {
-    let mut cause: &dyn std::error::Error = err;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
 /// `Ok(None)` for a "not found" failure, the failure itself for any other.
 fn absent_as_none<T>(result: Result<T, Error>) -> Result<Option<T>, Error> {
     match result {
@@ -246,6 +237,22 @@ impl S3StorageBackend {
     /// ([`S3StorageBackend::giving_up_when_unreachable`]).
     pub fn unreachable(&self) -> Option<&str> {
         self.health.as_deref().and_then(EndpointHealth::down)
+    }
+
+    /// Once the endpoint is given up on, the error of a request (or a transfer) to
+    /// `location` that is not started.
+    pub(crate) fn not_started(&self, op: &'static str, location: &str) -> Option<Error> {
+        let cause = self.unreachable()?;
+        Some(Error::S3 {
+            op,
+            location: location.to_owned(),
+            kind: S3ErrorKind::Unreachable,
+            source: format!(
+                "not started: {} is unreachable ({cause})",
+                self.client.endpoint()
+            )
+            .into(),
+        })
     }
 
     /// The client.
@@ -444,17 +451,8 @@ impl S3StorageBackend {
                 .await
                 .map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()));
         };
-        if let Some(cause) = health.down() {
-            return Err(Error::S3 {
-                op,
-                location: location.to_owned(),
-                kind: S3ErrorKind::Unreachable,
-                source: format!(
-                    "not tried: {} is unreachable ({cause})",
-                    self.client.endpoint()
-                )
-                .into(),
-            });
+        if let Some(e) = self.not_started(op, location) {
+            return Err(e);
         }
         let answers = health.answers();
         let mut request = request;
@@ -477,7 +475,8 @@ impl S3StorageBackend {
             && e.s3_kind() == Some(S3ErrorKind::Unreachable)
             && health.answers() == answers
         {
-            let _ = health.down.set(innermost(e));
+            // What a request that never reached the server met.
+            let _ = health.down.set(crate::error::innermost(e).to_string());
         }
         result.map_err(|e| crate::error::naming_endpoint(e, self.client.endpoint()))
     }

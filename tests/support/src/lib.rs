@@ -14,6 +14,7 @@
 pub mod elf;
 mod fault_proxy;
 mod http_server;
+pub mod links;
 #[cfg(unix)]
 pub mod rocm;
 pub mod s3;

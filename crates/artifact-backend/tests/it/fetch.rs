@@ -5,6 +5,7 @@ use artifact_backend::{ArtifactBackend, Error, FlattenIndex, VERIFIED_DIR, verif
 use artifacts::{ArchiveWriter, Compression, Layout};
 use rock_ci_test_support::S3Server;
 use rock_ci_test_support::incompressible_bytes;
+use rock_ci_test_support::links::{self, Member};
 use rock_ci_test_support::s3::SECRET_KEY;
 use rock_ci_test_support::write_artifact;
 
@@ -659,34 +660,6 @@ async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind(
     );
 }
 
-/// A member of an archive of the symlink tests: a file with its mode, or a link with its text.
-enum Member {
-    File(&'static str, u32),
-    Link(&'static str),
-}
-
-/// Writes the archive `{run}/{name}` of `members` (below the manifest path `s`) with a sidecar.
-fn archive_with_links(run: &Path, name: &str, members: &[(&str, Member)]) {
-    fs_err::create_dir_all(run).unwrap();
-    let mut w = ArchiveWriter::create(&run.join(name), Compression::Zstd { level: 1 }).unwrap();
-    w.append_data("artifact_manifest.txt", b"s\n", 0o644)
-        .unwrap();
-    for (path, member) in members {
-        let path = format!("s/{path}");
-        match member {
-            Member::File(content, mode) => w.append_data(&path, content.as_bytes(), *mode),
-            Member::Link(text) => w.append_symlink(&path, text, 1_700_000_000),
-        }
-        .unwrap();
-    }
-    w.finish().unwrap();
-    let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap());
-    write(
-        &run.join(format!("{name}.sha256sum")),
-        format!("{digest}  {name}\n").as_bytes(),
-    );
-}
-
 /// Every layout gives symlinks that read as their targets (on Windows, where the system makes
 /// no link, copies with their targets' bytes): a target before or after its link, a chain of
 /// links, a link to a directory. A 0444 member is read-only (on Windows its read-only
@@ -699,23 +672,7 @@ async fn symlinks_and_read_only_files_in_every_layout() {
     let b = local(t.path(), "9");
     let run = t.path().join("9-linux");
     let key = "links_lib_generic.tar.zst";
-    archive_with_links(
-        &run,
-        key,
-        &[
-            ("target.txt", Member::File("target", 0o644)),
-            ("link.txt", Member::Link("target.txt")),
-            ("early.txt", Member::Link("later.txt")),
-            ("later.txt", Member::File("later", 0o644)),
-            ("chain1", Member::Link("chain2")),
-            ("chain2", Member::Link("target.txt")),
-            ("dirlink", Member::Link("dir")),
-            ("dir/f", Member::File("in dir", 0o644)),
-            ("dir/sub/g", Member::File("deeper", 0o644)),
-            ("up/alias", Member::Link("../dir/f")),
-            ("ro.txt", Member::File("read only", 0o444)),
-        ],
-    );
+    links::write_archive(&run.join(key), "s", links::LINKED);
     let read_only = |path: &Path| fs_err::metadata(path).unwrap().permissions().readonly();
     for layout in [Layout::Full, Layout::Flatten, Layout::Bootstrap] {
         let out = t.path().join(format!("out-{layout:?}"));
@@ -729,20 +686,10 @@ async fn symlinks_and_read_only_files_in_every_layout() {
             b.fetch_extracted(key, &out, layout, Arc::new(FlattenIndex::default()))
                 .await
                 .unwrap_or_else(|e| panic!("{layout:?}: {e}"));
-            for (name, content) in [
-                ("target.txt", "target"),
-                ("link.txt", "target"),
-                ("early.txt", "later"),
-                ("chain1", "target"),
-                ("chain2", "target"),
-                ("dirlink/f", "in dir"),
-                ("dirlink/sub/g", "deeper"),
-                ("up/alias", "in dir"),
-                ("ro.txt", "read only"),
-            ] {
+            for (name, content) in links::LINKED_READS {
                 assert_eq!(
                     fs_err::read_to_string(stage.join(name)).unwrap(),
-                    content,
+                    *content,
                     "{name} {layout:?}"
                 );
             }
@@ -760,9 +707,9 @@ async fn symlinks_and_read_only_files_in_every_layout() {
     }
 
     // A link to nothing, beside a read-only file the flattened fetch placed in the tree.
-    archive_with_links(
-        &run,
-        "dangling_lib_generic.tar.zst",
+    links::write_archive(
+        &run.join("dangling_lib_generic.tar.zst"),
+        "s",
         &[
             ("lib/ro.txt", Member::File("read only", 0o444)),
             ("lib/gone", Member::Link("missing")),
