@@ -7,7 +7,7 @@
 
 The server requires the access key and secret in ROCK_CI_S3_ACCESS_KEY / ROCK_CI_S3_SECRET_KEY
 (defaults below) and grants anonymous read of the bucket named in ROCK_CI_S3_PUBLIC_BUCKET
-(default `public`). A second identity (ROCK_CI_S3_READONLY_ACCESS_KEY / _SECRET_KEY, defaults
+(default `public`; a comma-separated list names several). A second identity (ROCK_CI_S3_READONLY_ACCESS_KEY / _SECRET_KEY, defaults
 below) may only read and list. Every port is chosen free at start.
 """
 import json
@@ -75,7 +75,9 @@ def start(state):
                 "credentials": [{"accessKey": READONLY_ACCESS_KEY, "secretKey": READONLY_SECRET_KEY}],
                 "actions": ["Read", "List"],
             },
-            {"name": "anonymous", "actions": [f"Read:{PUBLIC_BUCKET}", f"List:{PUBLIC_BUCKET}"]},
+            {"name": "anonymous", "actions": [
+                f"{action}:{bucket}" for bucket in PUBLIC_BUCKET.split(",") for action in ("Read", "List")
+            ]},
         ]
     }
     config = state / "s3.json"

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use rock_ci_test_support::elf::run_ok;
 use rock_ci_test_support::rocm::artifact_set;
 
-fn templates() -> PathBuf {
+pub(crate) fn templates() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/py-packaging/testdata/templates")
 }
 
@@ -42,7 +42,7 @@ fn venv_with_setuptools(spec: &str) -> PathBuf {
 }
 
 /// The interpreter the builds use: a setuptools at least as new as the `rocm` sdist needs.
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PYTHON
         .get_or_init(|| venv_with_setuptools(&format!(">={}", py_packaging::MIN_SETUPTOOLS)))

@@ -6,7 +6,11 @@ mod bucket_info;
 // (symlinked): about Linux itself.
 #[cfg(unix)]
 mod build_python_packages;
+// One CI run end to end: pip, apt-get, dnf and GNU tar on the Linux side; the Windows jobs
+// run the Windows build under Wine from it.
 mod ci_layout;
+#[cfg(unix)]
+mod ci_run;
 mod common;
 mod docs;
 // ELF files built with `cc`, run, read with `readelf`; FIFOs, owners and modes: about Linux

@@ -1,7 +1,7 @@
 //! The S3 server of the tests that also run against a production S3-protocol server:
 //! in-process, or the one `ROCK_CI_S3_ENDPOINT` names (`scripts/e2e-seaweedfs` runs SeaweedFS).
 
-use rock_ci_test_support::S3Server;
+use rock_ci_test_support::{HttpServer, S3Server};
 
 /// The S3 server of a test: in-process, or the one `ROCK_CI_S3_ENDPOINT` names (with
 /// `ROCK_CI_S3_ACCESS_KEY` / `ROCK_CI_S3_SECRET_KEY`; `scripts/e2e-seaweedfs` runs SeaweedFS).
@@ -109,6 +109,42 @@ impl Store {
             .collect();
         keys.sort();
         keys
+    }
+
+    // Used by the CI run, which runs on Linux only.
+    #[cfg(unix)]
+    /// Whether this is an external server (`ROCK_CI_S3_ENDPOINT`).
+    pub(crate) fn is_external(&self) -> bool {
+        matches!(self, Store::External { .. })
+    }
+
+    // Used by the CI run, which runs on Linux only.
+    #[cfg(unix)]
+    /// Every key of `bucket`, sorted.
+    pub(crate) fn all_keys(&self, bucket: &str) -> Vec<String> {
+        let listed = self.with_storage(async |s| s.list_prefix(bucket, "", false).await.unwrap());
+        let mut keys: Vec<String> = listed.into_iter().map(|o| o.key).collect();
+        keys.sort();
+        keys
+    }
+
+    // Used by the CI run, which runs on Linux only.
+    #[cfg(unix)]
+    /// The HTTP base URL under which `{base}/{bucket}/{key}` serves each of `buckets`' objects
+    /// without credentials, as a bucket's public website does: the external server itself (it
+    /// grants anonymous reads of those buckets), or a file server over the in-process
+    /// server's storage (returned too, to keep it running).
+    pub(crate) fn public_http(&self, buckets: &[&str]) -> (String, Option<HttpServer>) {
+        match self {
+            Store::InProcess(server) => {
+                let files = HttpServer::serve_dir(server.root());
+                (files.url(), Some(files))
+            }
+            Store::External { endpoint, .. } => {
+                let _ = buckets;
+                (endpoint.trim_end_matches('/').to_owned(), None)
+            }
+        }
     }
 
     /// Deletes `{bucket}/{key}`.

@@ -45,7 +45,7 @@ fn tool(program: &str, args: &[&str], cwd: &Path) -> String {
 }
 
 /// Builds `{name}_{version}_amd64.deb` in `dir` with `dpkg-deb`; its path.
-fn build_deb(dir: &Path, name: &str, version: &str) -> PathBuf {
+pub(crate) fn build_deb(dir: &Path, name: &str, version: &str) -> PathBuf {
     build_deb_variant(dir, name, version, "")
 }
 
@@ -79,7 +79,7 @@ fn build_deb_variant(dir: &Path, name: &str, version: &str, note: &str) -> PathB
 }
 
 /// Builds `{name}-{version}-1.x86_64.rpm` in `dir` with `rpmbuild`; its path.
-fn build_rpm(dir: &Path, name: &str, version: &str) -> PathBuf {
+pub(crate) fn build_rpm(dir: &Path, name: &str, version: &str) -> PathBuf {
     let work = tempfile::tempdir().unwrap();
     let spec = work.path().join("p.spec");
     write(
@@ -111,7 +111,7 @@ fn build_rpm(dir: &Path, name: &str, version: &str) -> PathBuf {
 
 /// A private apt set-up (sources, state, cache, no system configuration) for the repository
 /// at `url`; runs `apt-get` with `args` in `{base}/dl`.
-fn apt_get(base: &Path, url: &str, args: &[&str]) -> Output {
+pub(crate) fn apt_get(base: &Path, url: &str, args: &[&str]) -> Output {
     for d in [
         "state/lists/partial",
         "cache/archives/partial",
@@ -636,7 +636,7 @@ fn unreadable_indexes_and_bad_input_are_errors() {
 }
 
 /// A private dnf set-up for the repository at `url`; runs dnf with `args`.
-fn dnf(base: &Path, url: &str, args: &[&str]) -> Output {
+pub(crate) fn dnf(base: &Path, url: &str, args: &[&str]) -> Output {
     // A cache of its own per call: what dnf lists is what the repository holds now.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -1,0 +1,1162 @@
+//! One whole CI run of a small generated project, job after job in the order its workflows
+//! run them, each tool with the environment GitHub Actions gives its step: the stage jobs of a
+//! multi-arch build for two GPU families, the bucket-info step, a test shard per family, the
+//! native and Python packages jobs, tarballs, a test report, the release (then `pip`, `apt-get`
+//! and `dnf` from the release bucket), and a second run that copies the first run's stages and
+//! rebuilds only the last one. At the end every key of the run's bucket is one that
+//! `ci_layout` names, and every location the jobs write holds something.
+//!
+//! With `ROCK_CI_S3_ENDPOINT` the run goes to that server (`scripts/e2e-ci-run` starts
+//! SeaweedFS, which serves the buckets the installers read without credentials); with
+//! `ROCK_CI_WINDOWS_ROCK_CI` (the Windows build of `rock-ci`, run by `ROCK_CI_WINE`) the
+//! Windows jobs of the same run (stage jobs and a test shard) follow. Each tool line and the
+//! key check are printed (`--nocapture` shows them).
+#![expect(
+    clippy::print_stdout,
+    reason = "the run prints each job's tool lines and the key check for its reader"
+)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rock_ci_test_support::{HttpServer, Reply};
+
+use crate::common::{Launch as _, text, write};
+use crate::store::Store;
+
+/// The project's build topology: two generic stages, a per-arch one, and a generic stage
+/// after it that the second run rebuilds.
+const TOPOLOGY: &str = r#"
+[build_stages.foundation]
+description = "Base files"
+artifact_groups = ["base-group"]
+
+[build_stages.compiler-runtime]
+description = "HIP runtime and compiler"
+artifact_groups = ["runtime-group"]
+
+[build_stages.math-libs]
+description = "GPU libraries"
+artifact_groups = ["math-group"]
+type = "per-arch"
+
+[build_stages.profiler]
+description = "Profiler"
+artifact_groups = ["profiler-group"]
+
+[artifact_groups.base-group]
+
+[artifact_groups.runtime-group]
+artifact_group_deps = ["base-group"]
+
+[artifact_groups.math-group]
+artifact_group_deps = ["runtime-group"]
+type = "per-arch"
+
+[artifact_groups.profiler-group]
+artifact_group_deps = ["runtime-group"]
+
+[artifacts.base]
+artifact_group = "base-group"
+
+[artifacts.core-hip]
+artifact_group = "runtime-group"
+
+[artifacts.blas]
+artifact_group = "math-group"
+type = "target-specific"
+artifact_deps = ["core-hip"]
+
+[artifacts.rocprofiler-systems]
+artifact_group = "profiler-group"
+artifact_deps = ["core-hip"]
+"#;
+
+const REPO: &str = "ROCm/TheRock";
+/// The release type of both runs: a release run, whose outputs the release job publishes.
+const RELEASE_TYPE: &str = "dev";
+const BUCKET: &str = "therock-dev-artifacts";
+const RELEASE_BUCKET: &str = "therock-repo-amd-dev-core";
+const RUN: &str = "7001";
+const RERUN: &str = "7002";
+const VERSION: &str = "7.13.0";
+/// The GPU families of the run and each one's target.
+const FAMILIES: [(&str, &str); 2] = [("gfx94X-dcgpu", "gfx942"), ("gfx110X-all", "gfx1100")];
+/// Stages in topology order, with whether each is built once per family.
+const STAGES: [(&str, bool); 4] = [
+    ("foundation", false),
+    ("compiler-runtime", false),
+    ("math-libs", true),
+    ("profiler", false),
+];
+/// The artifact directories each stage's build writes (`{target}` once per target of the job's
+/// family).
+fn stage_outputs(stage: &str) -> &'static [&'static str] {
+    match stage {
+        "foundation" => &["base_lib_generic"],
+        "compiler-runtime" => &["core-hip_lib_generic", "core-hip_dev_generic"],
+        "math-libs" => &[
+            "blas_lib_generic",
+            "blas_dev_generic",
+            "blas_test_generic",
+            "blas_lib_{target}",
+        ],
+        "profiler" => &["rocprofiler-systems_lib_generic"],
+        other => panic!("no stage {other}"),
+    }
+}
+
+/// What a Windows job runs: the Windows build of `rock-ci` under Wine.
+struct Windows {
+    wine: PathBuf,
+    rock_ci: PathBuf,
+}
+
+impl Windows {
+    fn from_env() -> Option<Self> {
+        let rock_ci = std::env::var_os("ROCK_CI_WINDOWS_ROCK_CI").filter(|v| !v.is_empty())?;
+        let wine = std::env::var_os("ROCK_CI_WINE").unwrap_or_else(|| "wine".into());
+        Some(Windows {
+            wine: wine.into(),
+            rock_ci: rock_ci.into(),
+        })
+    }
+}
+
+/// `path` as a Windows program under Wine reads it (drive `Z:` is the Linux root).
+fn wine_path(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+/// The run: the S3 server, the GitHub API, the generated project and the built artifacts.
+struct CiRun {
+    store: Store,
+    github: HttpServer,
+    work: tempfile::TempDir,
+    /// Every artifact directory the project's builds make, by directory name.
+    built: PathBuf,
+}
+
+/// One job: its name, working directory and environment, and the files GitHub gives it.
+struct Job<'a> {
+    run: &'a CiRun,
+    name: String,
+    dir: PathBuf,
+    env: Vec<(String, String)>,
+    windows: Option<&'a Windows>,
+}
+
+impl CiRun {
+    fn start() -> Self {
+        let store = Store::start();
+        for bucket in [BUCKET, RELEASE_BUCKET] {
+            store.create_bucket(bucket);
+        }
+        // Every run asked about is the base repository's own (not a pull request from a fork).
+        let github = HttpServer::start(|req| {
+            let id = req.path.rsplit('/').next().unwrap_or_default().to_owned();
+            Reply::json(
+                200,
+                &format!(
+                    r#"{{"id": {id}, "head_repository": {{"full_name": "{REPO}"}}, "repository": {{"full_name": "{REPO}"}}}}"#
+                ),
+            )
+        });
+        let work = tempfile::tempdir().unwrap();
+        let checkout = work.path().join("therock");
+        write(&checkout.join("BUILD_TOPOLOGY.toml"), TOPOLOGY);
+        write(
+            &checkout.join("cmake/therock_amdgpu_targets.cmake"),
+            "therock_add_amdgpu_target(gfx942 \"MI300\" FAMILY dcgpu-all gfx94X-dcgpu)\n\
+             therock_add_amdgpu_target(gfx1100 \"RX 7900\" FAMILY gfx110X-all)\n",
+        );
+        write(
+            &checkout.join("version.json"),
+            &format!("{{\"rocm-version\": \"{VERSION}\"}}\n"),
+        );
+        copy_tree(
+            &crate::build_python_packages::templates(),
+            &checkout.join("build_tools/packaging/python/templates"),
+        );
+        let built = work.path().join("built");
+        build_project(&built);
+        CiRun {
+            store,
+            github,
+            work,
+            built,
+        }
+    }
+
+    fn checkout(&self) -> PathBuf {
+        self.work.path().join("therock")
+    }
+
+    /// A new job `name` of run `run_id`, in a directory of its own, on Linux or (with
+    /// `windows`) on a Windows runner.
+    fn job<'a>(&'a self, name: &str, run_id: &str, windows: Option<&'a Windows>) -> Job<'a> {
+        println!(
+            "\n=== job: {name} (run {run_id}{})",
+            if windows.is_some() { ", Windows" } else { "" }
+        );
+        let dir = self.work.path().join("jobs").join(format!(
+            "{run_id}-{}{}",
+            name.replace([' ', '/', '(', ')', ','], "_"),
+            if windows.is_some() { "-windows" } else { "" }
+        ));
+        // Each job starts in a checkout of the project, as `actions/checkout` leaves it.
+        copy_tree(&self.checkout(), &dir);
+        let file = |name: &str| {
+            let path = dir.join(name);
+            fs_err::write(&path, "").unwrap();
+            match windows {
+                Some(_) => wine_path(&path),
+                None => path.display().to_string(),
+            }
+        };
+        let mut env: Vec<(String, String)> = self
+            .store
+            .aws_env()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        env.extend(
+            [
+                ("GITHUB_ACTIONS", "true".to_owned()),
+                ("GITHUB_REPOSITORY", REPO.to_owned()),
+                ("GITHUB_RUN_ID", run_id.to_owned()),
+                ("GITHUB_EVENT_NAME", "workflow_dispatch".to_owned()),
+                ("GITHUB_API_URL", self.github.url()),
+                ("GITHUB_OUTPUT", file("github_output")),
+                ("GITHUB_STEP_SUMMARY", file("step_summary.md")),
+                ("GITHUB_ENV", file("github_env")),
+                ("RELEASE_TYPE", RELEASE_TYPE.to_owned()),
+                // The workflows hand the job's token to the steps that look runs up.
+                ("GITHUB_TOKEN", "ghs_job_token".to_owned()),
+                (
+                    "RUNNER_OS",
+                    if windows.is_some() {
+                        "Windows"
+                    } else {
+                        "Linux"
+                    }
+                    .to_owned(),
+                ),
+                ("ROCM_SDK_WHEEL_PLATFORM_TAG", "linux_x86_64".to_owned()),
+            ]
+            .map(|(k, v)| (k.to_owned(), v)),
+        );
+        if let Some(path) = std::env::var_os("PATH") {
+            env.push(("PATH".to_owned(), path.to_string_lossy().into_owned()));
+        }
+        Job {
+            run: self,
+            name: if windows.is_some() {
+                format!("{name}, Windows")
+            } else {
+                name.to_owned()
+            },
+            dir,
+            env,
+            windows,
+        }
+    }
+}
+
+impl Job<'_> {
+    /// A path of this job's working directory, as its tools take it.
+    fn path(&self, rel: &str) -> String {
+        let path = self.dir.join(rel);
+        match self.windows {
+            Some(_) => wine_path(&path),
+            None => path.display().to_string(),
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &str) {
+        self.env.retain(|(k, _)| k != name);
+        self.env.push((name.to_owned(), value.to_owned()));
+    }
+
+    /// Runs `tool` with `args` in the job's directory; prints the line and the tail of what
+    /// the tool printed; returns stdout and stderr.
+    fn tool(&self, tool: &str, args: &[&str]) -> (String, String) {
+        self.tool_showing(tool, args, 4)
+    }
+
+    /// [`Job::tool`], showing the last `shown` lines of what the tool printed.
+    fn tool_showing(&self, tool: &str, args: &[&str], shown: usize) -> (String, String) {
+        println!("[{}] $ {tool} {}", self.name, args.join(" "));
+        let mut cmd = if let Some(w) = self.windows {
+            // Wine needs its own variables (the prefix): the environment is inherited.
+            let mut cmd = Command::new(&w.wine);
+            cmd.arg(&w.rock_ci).arg(tool);
+            cmd
+        } else {
+            let mut cmd = Command::new(crate::common::tool(tool));
+            cmd.env_clear();
+            cmd
+        };
+        let out = cmd
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir)
+            .run_output()
+            .unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let lines: Vec<&str> = stdout.lines().chain(stderr.lines()).collect();
+        let shown = lines.len().min(shown);
+        if lines.len() > shown {
+            println!("    … {} lines", lines.len() - shown);
+        }
+        for line in &lines[lines.len() - shown..] {
+            println!("    {line}");
+        }
+        assert!(
+            out.status.success(),
+            "[{}] {tool} {args:?}: exit {:?}\n{stdout}\n{stderr}",
+            self.name,
+            out.status.code()
+        );
+        (stdout, stderr)
+    }
+
+    /// The step outputs the job's tools wrote (`name=value` lines).
+    fn outputs(&self) -> BTreeMap<String, String> {
+        fs_err::read_to_string(self.dir.join("github_output"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    /// The build step of a stage: writes the stage's artifact directories (for `family`'s
+    /// targets), its logs, a ninja log and (for `compiler-runtime`) the build manifest.
+    fn build_stage(&self, stage: &str, family: &str) {
+        let build = self.dir.join("build");
+        let targets: Vec<&str> = FAMILIES
+            .iter()
+            .filter(|(f, _)| *f == family)
+            .map(|(_, t)| *t)
+            .collect();
+        let mut made = Vec::new();
+        for pattern in stage_outputs(stage) {
+            let names: Vec<String> = if pattern.contains("{target}") {
+                targets
+                    .iter()
+                    .map(|t| pattern.replace("{target}", t))
+                    .collect()
+            } else {
+                vec![(*pattern).to_owned()]
+            };
+            for name in names {
+                let from = if self.windows.is_some() {
+                    self.run.built.join("windows").join(&name)
+                } else {
+                    self.run.built.join(&name)
+                };
+                copy_tree(&from, &build.join("artifacts").join(&name));
+                made.push(name);
+            }
+        }
+        write(
+            &build.join(format!("logs/{stage}_build.log")),
+            &format!("built {stage} for {family:?}\n"),
+        );
+        write(
+            &build.join(".ninja_log"),
+            "# ninja log v6\n10\t200\t0\tlib/a.o\t1f2e\n",
+        );
+        if stage == "compiler-runtime" {
+            write(
+                &build.join("base/aux-overlay/build/therock_manifest.json"),
+                "{\"flags\": {\"KPACK_SPLIT_ARTIFACTS\": true}}\n",
+            );
+        }
+        println!("[{}] build step wrote {}", self.name, made.join(", "));
+    }
+}
+
+/// Copies the tree `from` to `to`, links as links.
+fn copy_tree(from: &Path, to: &Path) {
+    let meta = fs_err::symlink_metadata(from).unwrap();
+    if meta.file_type().is_symlink() {
+        fs_err::create_dir_all(to.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(fs_err::read_link(from).unwrap(), to).unwrap();
+    } else if meta.is_dir() {
+        fs_err::create_dir_all(to).unwrap();
+        for entry in fs_err::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        fs_err::copy(from, to).unwrap();
+    }
+}
+
+/// Every artifact directory the project's builds write: the ROCm-like set of real ELF files
+/// built by `cc` (with a GPU-specific `blas` per target and a test artifact), and a Windows
+/// set (DLL-like files, no links) below `windows/`.
+fn build_project(built: &Path) {
+    rock_ci_test_support::rocm::artifact_set(built, true);
+    // The second target's files, as the first one's.
+    let gfx = rock_ci_test_support::rocm::stage(built, "blas_lib_gfx1100");
+    write(&gfx.join(".kpack/blas_lib_gfx1100.kpack"), "kpack\n");
+    write(
+        &gfx.join("lib/rocblas/library/Foo_gfx1100.co"),
+        "code object\n",
+    );
+    let test = rock_ci_test_support::rocm::stage(built, "blas_test_generic");
+    write(
+        &test.join("bin/rocblas-test"),
+        "#!/bin/sh\necho rocblas tests pass\n",
+    );
+    fs_err::set_permissions(
+        test.join("bin/rocblas-test"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let windows = built.join("windows");
+    for (artifact, files) in [
+        (
+            "base_lib_generic",
+            &["share/therock/therock_manifest.json"][..],
+        ),
+        (
+            "core-hip_lib_generic",
+            &["bin/amdhip64_7.dll", "bin/hipcc.exe"],
+        ),
+        ("core-hip_dev_generic", &["include/hip/hip_runtime.h"]),
+        ("blas_lib_generic", &["bin/rocblas.dll"]),
+        ("blas_dev_generic", &["include/rocblas/rocblas.h"]),
+        ("blas_test_generic", &["bin/rocblas-test.exe"]),
+        ("blas_lib_gfx942", &["bin/rocblas/library/Foo_gfx942.co"]),
+        ("blas_lib_gfx1100", &["bin/rocblas/library/Foo_gfx1100.co"]),
+        ("rocprofiler-systems_lib_generic", &["bin/rocprof-sys.dll"]),
+    ] {
+        let stage = rock_ci_test_support::rocm::stage(&windows, artifact);
+        for file in files {
+            write(&stage.join(file), &format!("{artifact} {file}\n"));
+        }
+    }
+}
+
+/// A stage job (`multi_arch_build_portable_linux_artifacts.yml`, or the Windows one): fetch
+/// the inbound artifacts, build, push, upload the logs.
+fn stage_job(ci: &CiRun, run_id: &str, stage: &str, family: &str, windows: Option<&Windows>) {
+    let label = if family.is_empty() {
+        stage.to_owned()
+    } else {
+        format!("{stage} ({family})")
+    };
+    let mut job = ci.job(&label, run_id, windows);
+    job.set("STAGE_NAME", stage);
+    job.set("AMDGPU_FAMILIES", family);
+    job.set("BUILD_DIR", "build");
+    job.tool(
+        "artifact_manager",
+        &[
+            "fetch",
+            &format!("--run-id={run_id}"),
+            &format!("--stage={stage}"),
+            &format!("--amdgpu-families={family}"),
+            "--output-dir=build",
+            "--bootstrap",
+        ],
+    );
+    job.build_stage(stage, family);
+    job.tool(
+        "artifact_manager",
+        &[
+            "push",
+            "--run-id",
+            run_id,
+            &format!("--stage={stage}"),
+            "--build-dir=build",
+        ],
+    );
+    job.tool(
+        "post_stage_upload",
+        &[
+            &format!("--run-id={run_id}"),
+            &format!("--stage={stage}"),
+            "--build-dir=build",
+            &format!("--amdgpu-family={family}"),
+        ],
+    );
+}
+
+/// Every stage job of `run_id` in topology order, per-arch stages once per family.
+fn stage_jobs(ci: &CiRun, run_id: &str, stages: &[(&str, bool)], windows: Option<&Windows>) {
+    for (stage, per_arch) in stages {
+        if *per_arch {
+            let families: &[(&str, &str)] = if windows.is_some() {
+                &FAMILIES[1..]
+            } else {
+                &FAMILIES
+            };
+            for (family, _) in families {
+                stage_job(ci, run_id, stage, family, windows);
+            }
+        } else {
+            stage_job(ci, run_id, stage, "", windows);
+        }
+    }
+}
+
+/// A test shard (`setup_test_environment`): installs the family's blas with its tests from the
+/// run and runs the test program; uploads the shard's test report.
+fn test_shard(ci: &CiRun, run_id: &str, family: &str, target: &str, windows: Option<&Windows>) {
+    let mut job = ci.job(&format!("test shard ({family})"), run_id, windows);
+    let fetch_args = "--blas --tests";
+    for (k, v) in [
+        ("ARTIFACT_RUN_ID", run_id),
+        ("ARTIFACT_GROUP", family),
+        ("AMDGPU_TARGETS", target),
+        ("OUTPUT_ARTIFACTS_DIR", "./build"),
+        ("FETCH_ARTIFACT_ARGS", fetch_args),
+    ] {
+        job.set(k, v);
+    }
+    let mut args = vec![
+        format!("--run-id={run_id}"),
+        format!("--artifact-group={family}"),
+        format!("--amdgpu-targets={target}"),
+        "--output-dir=./build".to_owned(),
+    ];
+    args.extend(fetch_args.split(' ').map(str::to_owned));
+    job.tool(
+        "install_rocm_from_artifacts",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let build = job.dir.join("build");
+    let other = FAMILIES.iter().find(|(f, _)| *f != family).unwrap().1;
+    if windows.is_some() {
+        for file in [
+            "bin/rocblas.dll",
+            "bin/amdhip64_7.dll",
+            "bin/rocblas-test.exe",
+        ] {
+            assert!(build.join(file).is_file(), "{file} installed");
+        }
+        assert!(
+            build
+                .join(format!("bin/rocblas/library/Foo_{target}.co"))
+                .is_file()
+        );
+        assert!(
+            !build
+                .join(format!("bin/rocblas/library/Foo_{other}.co"))
+                .exists()
+        );
+        assert!(!build.join("bin/rocprof-sys.dll").exists(), "not asked for");
+        return;
+    }
+    assert!(
+        build
+            .join(format!("lib/rocblas/library/Foo_{target}.co"))
+            .is_file()
+    );
+    assert!(
+        !build
+            .join(format!("lib/rocblas/library/Foo_{other}.co"))
+            .exists()
+    );
+    assert!(
+        !build.join("lib/librocprof-sys.so.1").exists(),
+        "not asked for"
+    );
+    // The shard's tests: the test program, and the library loaded with its dependency.
+    let ran = Command::new(build.join("bin/rocblas-test"))
+        .output()
+        .unwrap();
+    assert_eq!(text(&ran.stdout), "rocblas tests pass\n");
+    let loaded = run_ok(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).blas_value())",
+            ])
+            .arg(build.join("lib/librocblas.so.5"))
+            .env("LD_LIBRARY_PATH", build.join("lib")),
+    );
+    assert_eq!(text(&loaded.stdout), "42\n");
+    println!(
+        "[{}] the tests ran: rocblas-test, blas_value() = 42",
+        job.name
+    );
+    write(
+        &job.dir.join("reports/index_results.html"),
+        &format!("<html><body>{family}: all passed</body></html>\n"),
+    );
+    job.tool(
+        "upload_test_report_script",
+        &[
+            "--run-id",
+            run_id,
+            "--subfolder",
+            family,
+            "--report-path",
+            "reports",
+            "--index-file-name",
+            "index.html",
+        ],
+    );
+}
+
+/// The native packages jobs (`multi_arch_build_native_linux_packages.yml`, deb and rpm):
+/// fetch every artifact of the run, build a package of the ROCm tree, publish the repository.
+fn native_packages_job(ci: &CiRun, kind: &str) {
+    let families = FAMILIES.map(|(f, _)| f).join(";");
+    let mut job = ci.job(&format!("native packages ({kind})"), RUN, None);
+    job.set("ARTIFACT_RUN_ID", RUN);
+    job.set("DIST_AMDGPU_FAMILIES", &families);
+    job.tool(
+        "artifact_manager",
+        &[
+            "fetch",
+            &format!("--run-id={RUN}"),
+            "--stage=all",
+            &format!("--amdgpu-families={families}"),
+            "--expand-family-to-targets",
+            "--output-dir=output",
+        ],
+    );
+    let fetched = job.dir.join("output/artifacts");
+    assert!(
+        fetched
+            .join("core-hip_lib_generic/stage/lib/libamdhip64.so.7.1.0")
+            .is_file()
+    );
+    let dist = job.dir.join("dist");
+    match kind {
+        "deb" => crate::upload_package_repo::build_deb(&dist, "amdrocm-core", "8.0.0"),
+        _ => crate::upload_package_repo::build_rpm(&dist, "amdrocm-core", "8.0.0"),
+    };
+    job.tool(
+        "upload_package_repo",
+        &["--pkg-type", kind, "--run-id", RUN, "--package-dir", "dist"],
+    );
+    println!(
+        "[{}] package_repository_url={}",
+        job.name,
+        job.outputs()["package_repository_url"]
+    );
+}
+
+/// The Python packages job (`build_portable_linux_python_packages.yml`): fetch the run's
+/// artifacts, build the wheels, upload them as a multi-arch index; then `pip install` from
+/// that index in a fresh venv and use the packages.
+fn python_packages_job(ci: &CiRun, public: &str) {
+    let mut job = ci.job("build_python_packages", RUN, None);
+    job.set("ARTIFACT_RUN_ID", RUN);
+    let targets = FAMILIES.map(|(_, t)| t).join(",");
+    job.tool(
+        "fetch_artifacts",
+        &[
+            &format!("--run-github-repo={REPO}"),
+            &format!("--run-id={RUN}"),
+            "--artifact-group=gfx94X-dcgpu",
+            &format!("--amdgpu-targets={targets}"),
+            "--output-dir=artifacts",
+        ],
+    );
+    let python = crate::build_python_packages::python();
+    job.tool(
+        "build_python_packages",
+        &[
+            "--artifact-dir=artifacts",
+            "--dest-dir=packages",
+            &format!("--version={VERSION}"),
+            &format!(
+                "--linux-amdgpu-families={}",
+                FAMILIES.map(|(f, _)| f).join(";")
+            ),
+            &format!("--python={}", python.display()),
+        ],
+    );
+    job.tool(
+        "upload_python_packages",
+        &[
+            "--input-packages-dir=packages",
+            "--artifact-group=gfx94X-dcgpu",
+            &format!("--run-id={RUN}"),
+            "--multiarch",
+        ],
+    );
+    let outputs = job.outputs();
+    println!("[{}] outputs: {outputs:?}", job.name);
+    assert_eq!(outputs["kpack_split"], "true");
+    // A kpack-split upload writes no page of its own: the bucket's indexer lists the files.
+    let prefix = format!("{RUN}-linux/python/");
+    let (site, page) = listing_site(
+        &job.dir,
+        public,
+        BUCKET,
+        &ci.store.all_keys(BUCKET),
+        &prefix,
+    );
+    let venv = pip_install(&job.dir, &["--find-links", &page], "gfx942");
+    drop(site);
+    println!(
+        "[{}] pip installed rocm from the listing of s3://{BUCKET}/{prefix}",
+        job.name
+    );
+    check_sdk(&venv, "gfx942");
+}
+
+/// A fresh venv in `dir` with `rocm[libraries,devel,device]` installed by pip from the index
+/// `index_args` for `target`; the venv.
+fn pip_install(dir: &Path, index_args: &[&str], target: &str) -> PathBuf {
+    let venv = dir.join("venv");
+    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let python = venv.join("bin/python");
+    // The `rocm` sdist is built at install time, without build isolation.
+    if !Command::new(&python)
+        .args(["-c", "import setuptools.command.bdist_wheel"])
+        .output()
+        .unwrap()
+        .status
+        .success()
+    {
+        run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "setuptools>=70.1"]));
+    }
+    run_ok(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-index",
+                "--no-build-isolation",
+            ])
+            .args(index_args)
+            .arg("rocm[libraries,devel,device]")
+            .env("ROCM_SDK_TARGET_FAMILY", target)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+    );
+    venv
+}
+
+/// The installed SDK works: the version, the GPU library loaded (its dependency from the core
+/// package), the target's kernels in place.
+fn check_sdk(venv: &Path, target: &str) {
+    let out = run_ok(Command::new(venv.join("bin/python")).args([
+        "-c",
+        "import ctypes, importlib.util, pathlib, sys, rocm_sdk\n\
+         p = pathlib.Path(importlib.util.find_spec('_rocm_sdk_libraries').origin).parent\n\
+         print(rocm_sdk.__version__, ctypes.CDLL(str(p / 'lib' / 'librocblas.so.5')).blas_value())\n\
+         print(sorted(f.name for f in (p / '.kpack').iterdir()))",
+    ]));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{VERSION} 42\n['blas_lib_{target}.kpack']\n")
+    );
+}
+
+/// A page linking every file of `bucket` below `prefix` (from `keys`) at its public URL under
+/// `public`, served as a bucket's directory-listing site serves it: the server and the page's
+/// URL.
+fn listing_site(
+    dir: &Path,
+    public: &str,
+    bucket: &str,
+    keys: &[String],
+    prefix: &str,
+) -> (HttpServer, String) {
+    let mut links = String::new();
+    for key in keys.iter().filter(|k| k.starts_with(prefix)) {
+        let name = key.rsplit('/').next().unwrap();
+        if Path::new(name)
+            .extension()
+            .is_some_and(|e| e == "whl" || e == "gz")
+        {
+            writeln!(links, "<a href=\"{public}/{bucket}/{key}\">{name}</a>").unwrap();
+        }
+    }
+    assert!(
+        links.contains("rocm_sdk_core"),
+        "{prefix}: {links} of {keys:?}"
+    );
+    let site = dir.join("site");
+    write(&site.join("index.html"), &links);
+    let server = HttpServer::serve_dir(site);
+    let page = format!("{}/index.html", server.url());
+    (server, page)
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    rock_ci_test_support::elf::run_ok(cmd)
+}
+
+/// The tarballs job (`multi_arch_build_tarballs.yml`): one tarball of the run's artifacts per
+/// family, uploaded.
+fn tarballs_job(ci: &CiRun) {
+    let mut job = ci.job("build_tarballs", RUN, None);
+    job.set("ARTIFACT_RUN_ID", RUN);
+    // One per family, and the multi-arch one of every family a release needs.
+    let all = FAMILIES.map(|(f, _)| f).join(";");
+    for (name, family) in FAMILIES
+        .map(|(f, _)| (f, f))
+        .into_iter()
+        .chain([("multiarch", all.as_str())])
+    {
+        let dir = format!("dist-{name}");
+        job.tool(
+            "artifact_manager",
+            &[
+                "fetch",
+                &format!("--run-id={RUN}"),
+                "--stage=all",
+                &format!("--amdgpu-families={family}"),
+                "--expand-family-to-targets",
+                &format!("--output-dir={dir}"),
+                "--flatten",
+            ],
+        );
+        fs_err::create_dir_all(job.dir.join("tarballs")).unwrap();
+        run_ok(
+            Command::new("tar")
+                .arg("-czf")
+                .arg(format!(
+                    "tarballs/therock-dist-linux-{name}-{VERSION}.tar.gz"
+                ))
+                .args(["-C", &dir, "."])
+                .current_dir(&job.dir),
+        );
+    }
+    let tarballs = job.path("tarballs");
+    job.tool(
+        "upload_tarballs",
+        &[
+            &format!("--input-tarballs-dir={tarballs}"),
+            &format!("--run-id={RUN}"),
+            "--platform=linux",
+            &format!("--release-type={RELEASE_TYPE}"),
+        ],
+    );
+}
+
+/// The release job (`multi_arch_release_linux.yml`): publish the run to the release bucket;
+/// then install from it with pip (through a PEP 503 index of the bucket's listing, as the
+/// release site serves it), apt-get and dnf.
+fn release_job(ci: &CiRun, public: &str) {
+    let job = ci.job("publish_to_release_buckets", RUN, None);
+    let mut args = vec![
+        format!("--run-id={RUN}"),
+        "--platform=linux".to_owned(),
+        format!("--release-type={RELEASE_TYPE}"),
+        "--kpack-split=true".to_owned(),
+        "--structured".to_owned(),
+        "--build-variant=release".to_owned(),
+    ];
+    // The in-process server keeps each object's record in a file named after the bucket and
+    // key, which cannot hold the release's longest package keys (`…/by-hash/SHA256/{digest}`
+    // below the dated repository): there the native repositories are left to the run against
+    // a real server.
+    let native = ci.store.is_external();
+    if !native {
+        args.push("--skip-native-packages".to_owned());
+    }
+    job.tool(
+        "publish_rocm_to_release_buckets",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let keys = ci.store.all_keys(RELEASE_BUCKET);
+    println!("[{}] release bucket: {} keys", job.name, keys.len());
+
+    // pip: from the page the release site serves for the bucket's listing.
+    let (site, page) = listing_site(
+        &job.dir,
+        public,
+        RELEASE_BUCKET,
+        &keys,
+        "v5/rocm/core/whl-next/",
+    );
+    let venv = pip_install(&job.dir.join("pip"), &["--find-links", &page], "gfx1100");
+    drop(site);
+    println!("[{}] pip installed rocm from the release index", job.name);
+    check_sdk(&venv, "gfx1100");
+
+    if !native {
+        println!(
+            "[{}] (in-process server: no native repositories published, apt-get and dnf not run)",
+            job.name
+        );
+        return;
+    }
+    // apt-get and dnf: the dated repositories of the release.
+    let repo = |kind: &str| {
+        let dir: BTreeSet<&str> = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix(&format!("v5/rocm/core/packages/{kind}/")))
+            .filter_map(|rest| rest.split_once('/').map(|(d, _)| d))
+            .collect();
+        assert_eq!(dir.len(), 1, "{kind}: {dir:?}");
+        format!(
+            "{public}/{RELEASE_BUCKET}/v5/rocm/core/packages/{kind}/{}",
+            dir.first().unwrap()
+        )
+    };
+    let apt = job.dir.join("apt");
+    let deb_url = repo("deb");
+    let update = crate::upload_package_repo::apt_get(&apt, &deb_url, &["update"]);
+    assert!(update.status.success(), "{}", text(&update.stderr));
+    // Against the machine's installed packages (the package depends on libc6): resolves the
+    // dependencies and downloads what the install needs.
+    let install = crate::upload_package_repo::apt_get(
+        &apt,
+        &deb_url,
+        &[
+            "-o",
+            "Dir::State::status=/var/lib/dpkg/status",
+            "install",
+            "-y",
+            "--download-only",
+            "amdrocm-core",
+        ],
+    );
+    assert!(install.status.success(), "{}", text(&install.stderr));
+    let debs: Vec<PathBuf> = fs_err::read_dir(apt.join("cache/archives"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "deb"))
+        .collect();
+    assert_eq!(debs.len(), 1, "{debs:?}");
+    let unpacked = apt.join("root");
+    run_ok(
+        Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&debs[0])
+            .arg(&unpacked),
+    );
+    assert_eq!(
+        fs_err::read_to_string(unpacked.join("opt/rocm/amdrocm-core/VERSION")).unwrap(),
+        "amdrocm-core 8.0.0\n"
+    );
+    println!(
+        "[{}] apt-get installed amdrocm-core from {deb_url}",
+        job.name
+    );
+    let dnf_dir = job.dir.join("dnf");
+    let rpm_url = format!("{}/x86_64", repo("rpm"));
+    let installed =
+        crate::upload_package_repo::dnf(&dnf_dir, &rpm_url, &["install", "amdrocm-core"]);
+    assert!(installed.status.success(), "{}", text(&installed.stderr));
+    assert_eq!(
+        fs_err::read_to_string(dnf_dir.join("root/opt/rocm/amdrocm-core/VERSION")).unwrap(),
+        "8.0.0\n"
+    );
+    println!("[{}] dnf installed amdrocm-core from {rpm_url}", job.name);
+}
+
+/// The second run: copies the first run's stages but the last, rebuilds that one, and a test
+/// shard installs from it.
+fn second_run(ci: &CiRun) {
+    let job = ci.job("copy_prebuilt_stages", RERUN, None);
+    let families = FAMILIES.map(|(f, _)| f).join(";");
+    job.tool(
+        "artifact_manager",
+        &[
+            "copy",
+            &format!("--source-run-id={RUN}"),
+            &format!("--source-repository={REPO}"),
+            "--stage=foundation,compiler-runtime,math-libs",
+            &format!("--amdgpu-families={families}"),
+            "--expand-family-to-targets",
+        ],
+    );
+    stage_jobs(ci, RERUN, &STAGES[3..], None);
+    let (family, target) = FAMILIES[1];
+    test_shard(ci, RERUN, family, target, None);
+}
+
+/// The locations `ci_layout` names for `run_id` on `platform`: for every artifact group
+/// (family, and the generic one) and every stage and family of the run; name → key.
+fn named_locations(ci: &CiRun, run_id: &str, platform: &str) -> BTreeMap<String, String> {
+    let job = ci.job(&format!("ci_layout ({platform})"), run_id, None);
+    let mut named = BTreeMap::new();
+    let mut ask = |extra: &[&str]| {
+        let mut args = vec![
+            "--run-id",
+            run_id,
+            "--platform",
+            platform,
+            "--release-type",
+            RELEASE_TYPE,
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let (stdout, _) = job.tool_showing("ci_layout", &args, 0);
+        let layout: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(layout["bucket"], BUCKET);
+        for (name, loc) in layout["locations"].as_object().unwrap() {
+            let key = loc["relative_path"].as_str().unwrap().to_owned();
+            named.insert(format!("{name} {extra:?}"), key);
+        }
+    };
+    for (stage, per_arch) in STAGES {
+        let families: &[&str] = if per_arch {
+            &["gfx94X-dcgpu", "gfx110X-all"]
+        } else {
+            &[""]
+        };
+        for family in families {
+            ask(&["--stage", stage, "--family", family]);
+        }
+    }
+    for (family, _) in FAMILIES {
+        ask(&["--artifact-group", family]);
+    }
+    named
+}
+
+/// Every key of the runs in the bucket is one that `ci_layout` names (a file it names, or a
+/// file below a directory it names; an artifact archive or its sidecar below the run's root),
+/// and every location the jobs wrote holds at least one key. Prints the count per location.
+fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
+    println!("\n=== final key check: s3://{BUCKET}");
+    let keys = ci.store.all_keys(BUCKET);
+    let mut unnamed = Vec::new();
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    let mut named_all = BTreeSet::new();
+    for (run_id, platform) in runs {
+        let named = named_locations(ci, run_id, platform);
+        let root = format!("{run_id}-{platform}");
+        for key in keys.iter().filter(|k| k.starts_with(&format!("{root}/"))) {
+            // The most specific location holding the key; the run's root only for archives.
+            let holder = named
+                .iter()
+                .filter(|(name, loc)| {
+                    !name.starts_with("root ")
+                        && (*key == **loc || key.starts_with(&format!("{loc}/")))
+                })
+                .max_by_key(|(_, loc)| loc.len())
+                .map(|(_, loc)| loc.clone());
+            let holder = holder.or_else(|| {
+                let name = key.strip_prefix(&format!("{root}/"))?;
+                let archive = name.strip_suffix(".sha256sum").unwrap_or(name);
+                (!name.contains('/') && artifacts::ArtifactName::from_filename(archive).is_some())
+                    .then(|| format!("{root}/ (artifact archives)"))
+            });
+            match holder {
+                Some(loc) => *held.entry(loc).or_default() += 1,
+                None => unnamed.push(key.clone()),
+            }
+        }
+        named_all.extend(named.into_values());
+    }
+    for (loc, n) in &held {
+        println!("  {n:4} keys in {loc}");
+    }
+    assert!(
+        unnamed.is_empty(),
+        "keys ci_layout does not name: {unnamed:#?}"
+    );
+    let outside: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            !runs
+                .iter()
+                .any(|(r, p)| k.starts_with(&format!("{r}-{p}/")))
+        })
+        .collect();
+    assert!(outside.is_empty(), "keys outside the runs: {outside:?}");
+    // What the jobs write, per run: each of these locations holds keys.
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    for (run_id, platform) in runs {
+        let root = format!("{run_id}-{platform}");
+        expected.insert(format!("{root}/ (artifact archives)"));
+        for (stage, per_arch) in STAGES {
+            let families: Vec<&str> = match (per_arch, *platform) {
+                (false, _) => vec![""],
+                (true, "windows") => vec![FAMILIES[1].0],
+                (true, _) => FAMILIES.map(|(f, _)| f).to_vec(),
+            };
+            let rebuilt = *run_id == RUN || stage == "profiler";
+            if !rebuilt || (*platform == "windows" && stage == "profiler") {
+                continue;
+            }
+            for family in families {
+                let dir = if family.is_empty() {
+                    format!("{root}/logs/{stage}")
+                } else {
+                    format!("{root}/logs/{stage}/{family}")
+                };
+                expected.insert(dir);
+            }
+        }
+        if *platform == "linux" && *run_id == RUN {
+            for loc in [
+                "manifests/therock_manifest.json",
+                "python",
+                "tarballs",
+                "packages/deb",
+                "packages/rpm",
+                "logs/gfx94X-dcgpu",
+                "logs/gfx110X-all",
+            ] {
+                expected.insert(format!("{root}/{loc}"));
+            }
+        }
+    }
+    let missing: Vec<&String> = expected.iter().filter(|l| !held.contains_key(*l)).collect();
+    assert!(
+        missing.is_empty(),
+        "named locations with no key: {missing:?} (held: {held:?})"
+    );
+    let unknown: Vec<&String> = expected
+        .iter()
+        .filter(|l| !l.ends_with("(artifact archives)") && !named_all.contains(*l))
+        .collect();
+    assert!(unknown.is_empty(), "not named by ci_layout: {unknown:?}");
+    println!(
+        "  {} keys, every one named by ci_layout; {} locations written, none missing",
+        keys.len(),
+        expected.len()
+    );
+}
+
+#[test]
+fn a_whole_ci_run() {
+    let ci = CiRun::start();
+    let windows = Windows::from_env();
+    let (public, _served) = ci.store.public_http(&[BUCKET, RELEASE_BUCKET]);
+
+    // The credentials step of every uploading job.
+    let job = ci.job("configure_aws_artifacts_credentials", RUN, None);
+    job.tool(
+        "write_artifacts_bucket_info",
+        &["--release-type", RELEASE_TYPE],
+    );
+    assert_eq!(job.outputs()["bucket"], BUCKET);
+
+    stage_jobs(&ci, RUN, &STAGES, None);
+    for (family, target) in FAMILIES {
+        test_shard(&ci, RUN, family, target, None);
+    }
+    native_packages_job(&ci, "deb");
+    native_packages_job(&ci, "rpm");
+    python_packages_job(&ci, &public);
+    tarballs_job(&ci);
+    release_job(&ci, &public);
+    second_run(&ci);
+
+    let mut runs = vec![(RUN, "linux"), (RERUN, "linux")];
+    if let Some(windows) = &windows {
+        stage_jobs(&ci, RUN, &STAGES[..3], Some(windows));
+        let (family, target) = FAMILIES[1];
+        test_shard(&ci, RUN, family, target, Some(windows));
+        runs.push((RUN, "windows"));
+    } else {
+        println!("\n(no ROCK_CI_WINDOWS_ROCK_CI: the Windows jobs are not run)");
+    }
+    check_keys(&ci, &runs);
+    let asked = ci.github.requests().len();
+    println!("GitHub API: {asked} requests");
+}
