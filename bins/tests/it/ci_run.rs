@@ -995,9 +995,14 @@ fn named_locations(ci: &CiRun, run_id: &str, platform: &str) -> BTreeMap<String,
         let (stdout, _) = job.tool_showing("ci_layout", &args, 0);
         let layout: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!(layout["bucket"], BUCKET);
+        // A stage query adds its stage's log directory; the rest depends on the group.
+        let stage_query = extra[0] == "--stage";
         for (name, loc) in layout["locations"].as_object().unwrap() {
+            if stage_query && name != "log_stage_dir" {
+                continue;
+            }
             let key = loc["relative_path"].as_str().unwrap().to_owned();
-            named.insert(format!("{name} {extra:?}"), key);
+            named.insert(format!("{name} {}", extra.join(" ")), key);
         }
     };
     for (stage, per_arch) in STAGES {
@@ -1016,6 +1021,62 @@ fn named_locations(ci: &CiRun, run_id: &str, platform: &str) -> BTreeMap<String,
     named
 }
 
+/// The locations `ci_layout` names that no job of this run writes, and why.
+const NOT_WRITTEN: [(&str, &str); 13] = [
+    (
+        "artifact_index",
+        "post_build_upload writes it, for a build in one job",
+    ),
+    (
+        "build_observability",
+        "post_build_upload writes it, for a build in one job",
+    ),
+    (
+        "ccache_logs",
+        "post_build_upload writes it, for a build in one job (a stage job's is in its stage's log directory)",
+    ),
+    (
+        "ninja_logs",
+        "post_build_upload writes it, for a build in one job (a stage job's is in its stage's log directory)",
+    ),
+    (
+        "log_root_index",
+        "post_build_upload writes it, for a build in one job",
+    ),
+    (
+        "manifest",
+        "post_build_upload writes it, for a build in one job (a multi-arch run's is manifest_root)",
+    ),
+    (
+        "manifest_dir",
+        "post_build_upload writes it, for a build in one job (a multi-arch run's is manifest_root)",
+    ),
+    (
+        "manifests_index",
+        "post_build_upload writes it, for a build in one job",
+    ),
+    (
+        "python_packages",
+        "a single-arch upload writes it (this run's is multi-arch: python_packages_root)",
+    ),
+    (
+        "native_packages_deb_log_dir",
+        "the packages job's package build writes its logs there",
+    ),
+    (
+        "native_packages_deb_log_index",
+        "the packages job's package build writes its logs there",
+    ),
+    (
+        "native_packages_rpm_log_dir",
+        "the packages job's package build writes its logs there",
+    ),
+    (
+        "native_packages_rpm_log_index",
+        "the packages job's package build writes its logs there",
+    ),
+];
+
 /// Every key of the runs in the bucket is one that `ci_layout` names (a file it names, or a
 /// file below a directory it names; an artifact archive or its sidecar below the run's root),
 /// and every location the jobs wrote holds at least one key. Prints the count per location.
@@ -1025,6 +1086,7 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
     let mut unnamed = Vec::new();
     let mut held: BTreeMap<String, usize> = BTreeMap::new();
     let mut named_all = BTreeSet::new();
+    let mut first = None;
     for (run_id, platform) in runs {
         let named = named_locations(ci, run_id, platform);
         let root = format!("{run_id}-{platform}");
@@ -1049,7 +1111,10 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
                 None => unnamed.push(key.clone()),
             }
         }
-        named_all.extend(named.into_values());
+        named_all.extend(named.values().cloned());
+        if (*run_id, *platform) == (RUN, "linux") {
+            first = Some(named);
+        }
     }
     for (loc, n) in &held {
         println!("  {n:4} keys in {loc}");
@@ -1104,6 +1169,28 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
                 expected.insert(format!("{root}/{loc}"));
             }
         }
+    }
+    // Of the first run's Linux locations, every one not written by a job that did not run
+    // here holds keys.
+    let first = first.expect("the first run's Linux jobs ran");
+    let holds = |loc: &str| {
+        keys.iter()
+            .any(|k| k == loc || k.starts_with(&format!("{loc}/")))
+    };
+    let mut not_written = BTreeSet::new();
+    for (asked, loc) in &first {
+        let name = asked.split(' ').next().unwrap();
+        match NOT_WRITTEN.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => {
+                assert!(!holds(loc), "{asked}: {loc} holds keys, but {why}");
+                not_written.insert(format!("{name}: {why}"));
+            }
+            None => assert!(holds(loc), "{asked}: nothing at {loc}"),
+        }
+    }
+    println!("  named by ci_layout and written by no job of this run:");
+    for line in &not_written {
+        println!("    {line}");
     }
     let missing: Vec<&String> = expected.iter().filter(|l| !held.contains_key(*l)).collect();
     assert!(
