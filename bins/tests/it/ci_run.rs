@@ -1021,6 +1021,74 @@ fn named_locations(ci: &CiRun, run_id: &str, platform: &str) -> BTreeMap<String,
     named
 }
 
+/// The locations the jobs of `runs` write: each holds keys at the end.
+fn written_locations(runs: &[(&str, &str)]) -> BTreeSet<String> {
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    for (run_id, platform) in runs {
+        let root = format!("{run_id}-{platform}");
+        expected.insert(format!("{root}/ (artifact archives)"));
+        for (stage, per_arch) in STAGES {
+            let families: Vec<&str> = match (per_arch, *platform) {
+                (false, _) => vec![""],
+                (true, "windows") => vec![FAMILIES[1].0],
+                (true, _) => FAMILIES.map(|(f, _)| f).to_vec(),
+            };
+            let rebuilt = *run_id == RUN || stage == "profiler";
+            if !rebuilt || (*platform == "windows" && stage == "profiler") {
+                continue;
+            }
+            for family in families {
+                let dir = if family.is_empty() {
+                    format!("{root}/logs/{stage}")
+                } else {
+                    format!("{root}/logs/{stage}/{family}")
+                };
+                expected.insert(dir);
+            }
+        }
+        if *platform == "linux" && *run_id == RUN {
+            for loc in [
+                "manifests/therock_manifest.json",
+                "python",
+                "tarballs",
+                "packages/deb",
+                "packages/rpm",
+                "logs/gfx94X-dcgpu",
+                "logs/gfx110X-all",
+            ] {
+                expected.insert(format!("{root}/{loc}"));
+            }
+        }
+    }
+    expected
+}
+
+/// Every location `ci_layout` names for the first run's Linux jobs holds keys, but those no job
+/// of the run writes ([`NOT_WRITTEN`]), which hold none; prints the latter.
+fn check_first_run_complete(keys: &[String], first: &BTreeMap<String, String>) {
+    // Of the first run's Linux locations, every one not written by a job that did not run
+    // here holds keys.
+    let holds = |loc: &str| {
+        keys.iter()
+            .any(|k| k == loc || k.starts_with(&format!("{loc}/")))
+    };
+    let mut not_written = BTreeSet::new();
+    for (asked, loc) in first {
+        let name = asked.split(' ').next().unwrap();
+        match NOT_WRITTEN.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => {
+                assert!(!holds(loc), "{asked}: {loc} holds keys, but {why}");
+                not_written.insert(format!("{name}: {why}"));
+            }
+            None => assert!(holds(loc), "{asked}: nothing at {loc}"),
+        }
+    }
+    println!("  named by ci_layout and written by no job of this run:");
+    for line in &not_written {
+        println!("    {line}");
+    }
+}
+
 /// The locations `ci_layout` names that no job of this run writes, and why.
 const NOT_WRITTEN: [(&str, &str); 13] = [
     (
@@ -1132,66 +1200,8 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
         })
         .collect();
     assert!(outside.is_empty(), "keys outside the runs: {outside:?}");
-    // What the jobs write, per run: each of these locations holds keys.
-    let mut expected: BTreeSet<String> = BTreeSet::new();
-    for (run_id, platform) in runs {
-        let root = format!("{run_id}-{platform}");
-        expected.insert(format!("{root}/ (artifact archives)"));
-        for (stage, per_arch) in STAGES {
-            let families: Vec<&str> = match (per_arch, *platform) {
-                (false, _) => vec![""],
-                (true, "windows") => vec![FAMILIES[1].0],
-                (true, _) => FAMILIES.map(|(f, _)| f).to_vec(),
-            };
-            let rebuilt = *run_id == RUN || stage == "profiler";
-            if !rebuilt || (*platform == "windows" && stage == "profiler") {
-                continue;
-            }
-            for family in families {
-                let dir = if family.is_empty() {
-                    format!("{root}/logs/{stage}")
-                } else {
-                    format!("{root}/logs/{stage}/{family}")
-                };
-                expected.insert(dir);
-            }
-        }
-        if *platform == "linux" && *run_id == RUN {
-            for loc in [
-                "manifests/therock_manifest.json",
-                "python",
-                "tarballs",
-                "packages/deb",
-                "packages/rpm",
-                "logs/gfx94X-dcgpu",
-                "logs/gfx110X-all",
-            ] {
-                expected.insert(format!("{root}/{loc}"));
-            }
-        }
-    }
-    // Of the first run's Linux locations, every one not written by a job that did not run
-    // here holds keys.
-    let first = first.expect("the first run's Linux jobs ran");
-    let holds = |loc: &str| {
-        keys.iter()
-            .any(|k| k == loc || k.starts_with(&format!("{loc}/")))
-    };
-    let mut not_written = BTreeSet::new();
-    for (asked, loc) in &first {
-        let name = asked.split(' ').next().unwrap();
-        match NOT_WRITTEN.iter().find(|(n, _)| *n == name) {
-            Some((_, why)) => {
-                assert!(!holds(loc), "{asked}: {loc} holds keys, but {why}");
-                not_written.insert(format!("{name}: {why}"));
-            }
-            None => assert!(holds(loc), "{asked}: nothing at {loc}"),
-        }
-    }
-    println!("  named by ci_layout and written by no job of this run:");
-    for line in &not_written {
-        println!("    {line}");
-    }
+    let expected = written_locations(runs);
+    check_first_run_complete(&keys, &first.expect("the first run's Linux jobs ran"));
     let missing: Vec<&String> = expected.iter().filter(|l| !held.contains_key(*l)).collect();
     assert!(
         missing.is_empty(),
