@@ -649,7 +649,7 @@ fn native_packages_job(ci: &CiRun, kind: &str) {
 
 /// The Python packages job (`build_portable_linux_python_packages.yml`): fetch the run's
 /// artifacts, build the wheels, upload them as a multi-arch index; then `pip install` from
-/// that index in a fresh venv and use the packages.
+/// the page its step output names, in a fresh venv, and use the packages.
 fn python_packages_job(ci: &CiRun, public: &str) {
     let mut job = ci.job("build_python_packages", RUN, None);
     job.set("ARTIFACT_RUN_ID", RUN);
@@ -690,21 +690,15 @@ fn python_packages_job(ci: &CiRun, public: &str) {
     let outputs = job.outputs();
     println!("[{}] outputs: {outputs:?}", job.name);
     assert_eq!(outputs["kpack_split"], "true");
-    // A kpack-split upload writes no page of its own: the bucket's indexer lists the files.
-    let prefix = format!("{RUN}-linux/python/");
-    let (site, page) = listing_site(
-        &job.dir,
-        public,
-        BUCKET,
-        &ci.store.all_keys(BUCKET),
-        &prefix,
+    // The page the step output names, read over HTTP from the bucket.
+    let url = &outputs["package_find_links_url"];
+    let page = url.replace(
+        &format!("https://{BUCKET}.s3.amazonaws.com"),
+        &format!("{public}/{BUCKET}"),
     );
+    assert_ne!(&page, url, "{url}");
     let venv = pip_install(&job.dir, &["--find-links", &page], "gfx942");
-    drop(site);
-    println!(
-        "[{}] pip installed rocm from the listing of s3://{BUCKET}/{prefix}",
-        job.name
-    );
+    println!("[{}] pip installed rocm from {page}", job.name);
     check_sdk(&venv, "gfx942");
 }
 

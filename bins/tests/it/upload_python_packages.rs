@@ -528,6 +528,65 @@ fn multiarch_layouts() {
     assert!(stdout.contains("[DRY RUN] "), "{stdout}");
     assert!(!flat.join("index.html").exists());
     assert!(!summary.exists() && !outputs.exists());
+
+    assert!(!flat.join("index.html").exists());
+}
+
+// Installs with the Linux python3 and pip, which a Windows test cannot run.
+#[cfg(unix)]
+/// A flat (kpack-split) upload writes the page its output names, listing the top-level
+/// packages, and pip installs from it (the reference writes none, leaving it to a bucket's own
+/// indexer); the input directory is left as it was.
+#[test]
+fn a_flat_upload_writes_the_page_its_output_names() {
+    let t = tempfile::tempdir().unwrap();
+    let flat = t.path().join("flat");
+    write_wheel(&flat, "demo_pkg", "1.0");
+    let env: [(&str, &str); 0] = [];
+    let out = run(
+        &[
+            "--input-packages-dir",
+            "flat",
+            "--run-id",
+            "6",
+            "--multiarch",
+            "--output-dir",
+            "s",
+        ],
+        &env,
+        t.path(),
+    );
+    assert_ok(&out);
+    assert!(
+        text(&out.stdout)
+            .contains("[INFO] kpack-split flat mode: one index for the top-level packages\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let python = t.path().join(format!("s/6-{HOST_PLATFORM}/python"));
+    assert_eq!(
+        files_under(&python),
+        [
+            "demo_pkg-1.0-py3-none-any.whl",
+            "index.html",
+            "simple/demo-pkg/index.html",
+            "simple/index.html"
+        ]
+    );
+    let http = HttpServer::serve_dir(&python);
+    assert_eq!(
+        pip_install(
+            &[
+                "--no-index",
+                "--find-links",
+                &format!("{}/index.html", http.url())
+            ],
+            "demo_pkg",
+            &t.path().join("pip-flat")
+        ),
+        "1.0"
+    );
+    assert!(!flat.join("index.html").exists());
 }
 
 #[test]
@@ -827,7 +886,8 @@ fn a_publisher_that_lost_the_race_merges_again() {
 
 /// Multi-arch uploads into one prefix: a second upload's generic package is listed on the
 /// family pages the first upload wrote, and the second's family page lists the first's
-/// generic package; a flat upload adding a generic package updates every family page too.
+/// generic package; a flat upload adding a generic package updates every family page too, and
+/// writes the prefix's own page.
 #[test]
 fn a_new_generic_package_is_listed_on_every_family_page() {
     let server = S3Server::start();
@@ -909,7 +969,21 @@ fn a_new_generic_package_is_listed_on_every_family_page() {
             anchors(family)
         );
     }
-    assert!(!stored.join("index.html").exists());
+    // The flat upload's own page lists every package at the top of the prefix.
+    let top = fs_err::read_to_string(stored.join("index.html")).unwrap();
+    let listed: Vec<&str> = top
+        .lines()
+        .filter_map(|l| l.split("href=\"").nth(1)?.split('#').next())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "demo_pkg-1.0-py3-none-any.whl",
+            "extra_pkg-1.0-py3-none-any.whl",
+            "third_pkg-1.0-py3-none-any.whl"
+        ],
+        "{top}"
+    );
 }
 
 /// Every wheel is checked before anything is uploaded: its file name, that it is a zip, and

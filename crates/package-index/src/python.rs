@@ -83,8 +83,9 @@ pub enum Layout {
     /// Multi-arch with a directory per GPU family: a page in each, linking the family's
     /// packages and the generic ones above it.
     PerFamily(Vec<String>),
-    /// Multi-arch, flat (kpack-split): no top-level page, the bucket's own indexer lists the
-    /// prefix; family pages stored by earlier uploads are rewritten to list the new packages.
+    /// Multi-arch, flat (kpack-split): one page for the top-level packages (the page the step
+    /// output names, which the reference leaves to the bucket's own indexer); family pages
+    /// stored by earlier uploads are rewritten to list the new packages.
     Flat,
 }
 
@@ -280,8 +281,7 @@ pub async fn publish(
         "{}",
         match layout {
             Layout::Single => "[INFO] Single-arch mode: one index for the top-level packages",
-            Layout::Flat =>
-                "[INFO] kpack-split flat mode: skipping client-side index generation (server-side indexing handles it)",
+            Layout::Flat => "[INFO] kpack-split flat mode: one index for the top-level packages",
             Layout::PerFamily(_) => "[INFO] Multi-arch legacy mode: generating per-family indexes",
         }
     )?;
@@ -333,11 +333,12 @@ pub async fn publish(
     Ok(layout)
 }
 
-/// The directories that get pages: the top of dist (single-arch), or each GPU family of the
-/// layout and of `published` (families already stored, whose pages also list the packages
-/// directly in the location), sorted.
+/// The directories that get pages: the top of dist (single-arch); or for multi-arch, the top
+/// (flat layout) and each GPU family of the layout and of `published` (families already
+/// stored, whose pages also list the packages directly in the location), sorted.
 fn page_dirs(dist: &Path, layout: &Layout, published: &[String]) -> Vec<PageDir> {
     let mut families: Vec<String> = published.to_vec();
+    let mut dirs = Vec::new();
     match layout {
         Layout::Single => {
             return vec![PageDir {
@@ -350,19 +351,22 @@ fn page_dirs(dist: &Path, layout: &Layout, published: &[String]) -> Vec<PageDir>
                 family: false,
             }];
         }
-        Layout::Flat => {}
+        // The prefix's own page, which the step output names.
+        Layout::Flat => dirs.push(PageDir {
+            rel: String::new(),
+            title: "ROCm Python Packages".to_owned(),
+            family: false,
+        }),
         Layout::PerFamily(local) => families.extend(local.iter().cloned()),
     }
     families.sort();
     families.dedup();
-    families
-        .into_iter()
-        .map(|family| PageDir {
-            title: format!("ROCm Python Packages - {family}"),
-            rel: family,
-            family: true,
-        })
-        .collect()
+    dirs.extend(families.into_iter().map(|family| PageDir {
+        title: format!("ROCm Python Packages - {family}"),
+        rel: family,
+        family: true,
+    }));
+    dirs
 }
 
 /// The step outputs of a publication and the line that tells them.
