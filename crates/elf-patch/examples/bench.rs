@@ -4,7 +4,7 @@
 //! binary, that binary is also spawned once per file with patchelf's arguments. Medians of the
 //! rounds, in one run.
 //!
-//!     [ELF_PATCH=BIN] cargo run --release -p elf-patch --example bench -- PATCHELF [COPIES] [ROUNDS] [LIBRARY]
+//!     [ELF_PATCH=BIN] cargo run --release -p rock-ci-elf-patch --example bench -- PATCHELF [COPIES] [ROUNDS] [LIBRARY]
 
 #![allow(
     clippy::print_stdout,

@@ -10,7 +10,7 @@
 //! many executables were run with flags and how many checked by the loader trace, and the reason
 //! of every skip or mismatch.
 //!
-//!     cargo run --release -p elf-patch --example corpus [DIR...]
+//!     cargo run --release -p rock-ci-elf-patch --example corpus [DIR...]
 
 #![allow(
     clippy::print_stdout,

@@ -6,7 +6,7 @@
 //! neither the original nor patchelf's result has (numbers aside: patchelf renumbers sections)
 //! is listed, and makes the exit status 1.
 //!
-//!     PATCHELF=target/tools/patchelf/bin/patchelf cargo run -p elf-patch --example growth [DIR...]
+//!     PATCHELF=target/tools/patchelf/bin/patchelf cargo run -p rock-ci-elf-patch --example growth [DIR...]
 
 #![allow(
     clippy::print_stdout,

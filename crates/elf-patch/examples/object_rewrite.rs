@@ -6,7 +6,7 @@
 //! whether it loads as an unpatched copy does (the corpus' check: `dlopen`, a run with the
 //! flags the program names, or the loader trace).
 //!
-//!     cargo run --release -p elf-patch --example object_rewrite [DIR...]
+//!     cargo run --release -p rock-ci-elf-patch --example object_rewrite [DIR...]
 
 #![allow(
     clippy::print_stdout,

@@ -3,7 +3,7 @@
 //! table behind the wheel writer's level (`crates/py-packaging/README.md`).
 //!
 //!     find /usr/lib/x86_64-linux-gnu -name '*.so*' -type f |
-//!         cargo run --release -p py-packaging --example deflate_levels libdeflate [LEVEL...]
+//!         cargo run --release -p rock-ci-py-packaging --example deflate_levels libdeflate [LEVEL...]
 //!
 //! The first argument is the engine (`libdeflate`, the wheel writer's, or `zlib-rs`); levels
 //! 1 to 9 without more arguments. Seconds are wall time on one thread (run one level under
