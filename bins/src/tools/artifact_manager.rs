@@ -202,12 +202,11 @@ struct InfoArgs {
 
 /// The run options: flags, then the environment.
 fn run_options(args: &BackendArgs, concurrency: usize) -> Result<RunOptions, TransferError> {
-    let given = GivenRun {
-        run_id: args.run_id.clone(),
-        platform: args.platform,
-        repository: args.run_github_repo.clone().and_then(|r| r.0),
-        local_staging_dir: args.local_staging_dir.clone(),
-    };
+    let mut given = GivenRun::default();
+    given.run_id.clone_from(&args.run_id);
+    given.platform = args.platform;
+    given.repository = args.run_github_repo.clone().and_then(|r| r.0);
+    given.local_staging_dir.clone_from(&args.local_staging_dir);
     let limits = args.limits;
     let env = Arc::new(move |var: &str| limits.over(github_actions::process_env)(var));
     RunOptions::resolve(given, env, concurrency)
@@ -218,61 +217,61 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
     match command {
         Command::Fetch(a) => {
             let concurrency = a.download_concurrency as usize;
-            let request = StageFetchRequest {
-                run: run_options(&a.backend, concurrency)?,
-                checkout: a.backend.topology.checkout(),
-                targets: a.targets.targets(),
-                stage: a.stage,
-                output_dir: a.output_dir,
-                mode: if a.no_extract {
-                    FetchMode::Archives
-                } else if a.bootstrap {
-                    FetchMode::Bootstrap
-                } else if a.flatten {
-                    FetchMode::Flatten
-                } else {
-                    FetchMode::Extract
-                },
-                download_cache_dir: a.download_cache_dir,
-                download_concurrency: concurrency,
-                extract_concurrency: a
-                    .extract_concurrency
-                    .map_or_else(pipeline::default_extract_concurrency, |n| n as usize),
-                exclude_components: a.exclude_components,
-                exclude_artifacts: a.exclude_artifacts,
-                allow_empty: a.allow_empty,
-                allow_unverified: a.allow_unverified,
+            let mut request = StageFetchRequest::new(
+                run_options(&a.backend, concurrency)?,
+                a.backend.topology.checkout(),
+                a.stage,
+                a.output_dir,
+            );
+            request.targets = a.targets.targets();
+            request.mode = if a.no_extract {
+                FetchMode::Archives
+            } else if a.bootstrap {
+                FetchMode::Bootstrap
+            } else if a.flatten {
+                FetchMode::Flatten
+            } else {
+                FetchMode::Extract
             };
+            request.download_cache_dir = a.download_cache_dir;
+            request.download_concurrency = concurrency;
+            request.extract_concurrency = a
+                .extract_concurrency
+                .map_or_else(pipeline::default_extract_concurrency, |n| n as usize);
+            request.exclude_components = a.exclude_components;
+            request.exclude_artifacts = a.exclude_artifacts;
+            request.allow_empty = a.allow_empty;
+            request.allow_unverified = a.allow_unverified;
             let progress = rock_ci::progress::reporter_factory(quiet);
             stages::fetch_stage(&request, &progress, out).await?;
         }
         Command::Push(a) => {
-            let request = PushRequest {
-                run: run_options(&a.backend, a.upload_concurrency as usize)?,
-                checkout: a.backend.topology.checkout(),
-                stage: a.stage,
-                build_dir: a.build_dir,
-                compression: Compression::at_level(&a.compression_type, a.compression_level)
-                    .map_err(|e| TransferError::Usage(e.to_string()))?,
-                compress_concurrency: a
-                    .compress_concurrency
-                    .map_or_else(pipeline::default_compress_concurrency, |n| n as usize),
-                upload_concurrency: a.upload_concurrency as usize,
-            };
+            let mut request = PushRequest::new(
+                run_options(&a.backend, a.upload_concurrency as usize)?,
+                a.backend.topology.checkout(),
+                a.stage,
+                a.build_dir,
+            );
+            request.compression = Compression::at_level(&a.compression_type, a.compression_level)
+                .map_err(|e| TransferError::Usage(e.to_string()))?;
+            request.compress_concurrency = a
+                .compress_concurrency
+                .map_or_else(pipeline::default_compress_concurrency, |n| n as usize);
+            request.upload_concurrency = a.upload_concurrency as usize;
             stages::push(&request, out).await?;
         }
         Command::Copy(a) => {
-            let request = CopyRequest {
-                run: run_options(&a.backend, a.concurrency as usize)?,
-                checkout: a.backend.topology.checkout(),
-                targets: a.targets.targets(),
-                stages: a.stage,
-                source_run_id: a.source_run_id,
-                source_repository: a.source_repository.and_then(|r| r.0),
-                concurrency: a.concurrency as usize,
-                dry_run: a.dry_run,
-                allow_empty: a.allow_empty,
-            };
+            let mut request = CopyRequest::new(
+                run_options(&a.backend, a.concurrency as usize)?,
+                a.backend.topology.checkout(),
+                a.stage,
+                a.source_run_id,
+            );
+            request.targets = a.targets.targets();
+            request.source_repository = a.source_repository.and_then(|r| r.0);
+            request.concurrency = a.concurrency as usize;
+            request.dry_run = a.dry_run;
+            request.allow_empty = a.allow_empty;
             stages::copy(&request, out).await?;
         }
         Command::Info(a) => {

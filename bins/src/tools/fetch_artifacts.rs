@@ -81,31 +81,28 @@ struct Args {
 pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
-    let request = FetchRequest {
-        include: args.include,
-        exclude: args.exclude,
-        platform: args.platform.unwrap_or_else(Platform::host),
-        artifact_group: args.artifact_group.filter(|g| !g.is_empty()),
-        amdgpu_targets: parse_targets(&args.amdgpu_targets),
-        download_concurrency: args.download_concurrency.max(1),
-        extract_concurrency: args
-            .extract_concurrency
-            .unwrap_or_else(artifact_backend::pipeline::default_extract_concurrency)
-            .max(1),
-        run_github_repo: args.run_github_repo.and_then(|r| r.0),
-        run_id: args.run_id,
-        output_dir: args.output_dir,
-        dry_run: args.dry_run,
-        mode: if args.no_extract {
-            FetchMode::Archives
-        } else if args.flatten {
-            FetchMode::Flatten
-        } else {
-            FetchMode::Extract
-        },
-        local_staging_dir: args.local_staging_dir,
-        allow_unverified: args.allow_unverified,
+    let mut request = FetchRequest::new(args.run_id, args.output_dir);
+    request.include = args.include;
+    request.exclude = args.exclude;
+    request.platform = args.platform.unwrap_or_else(Platform::host);
+    request.artifact_group = args.artifact_group.filter(|g| !g.is_empty());
+    request.amdgpu_targets = parse_targets(&args.amdgpu_targets);
+    request.download_concurrency = args.download_concurrency.max(1);
+    request.extract_concurrency = args
+        .extract_concurrency
+        .unwrap_or_else(artifact_backend::pipeline::default_extract_concurrency)
+        .max(1);
+    request.run_github_repo = args.run_github_repo.and_then(|r| r.0);
+    request.dry_run = args.dry_run;
+    request.mode = if args.no_extract {
+        FetchMode::Archives
+    } else if args.flatten {
+        FetchMode::Flatten
+    } else {
+        FetchMode::Extract
     };
+    request.local_staging_dir = args.local_staging_dir;
+    request.allow_unverified = args.allow_unverified;
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();

@@ -27,6 +27,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 use file_tree::FileError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -240,6 +240,31 @@ pub async fn reader_client(
     .await
 }
 
+impl FetchRequest {
+    /// Fetches every artifact of run `run_id` of this machine's platform (of
+    /// `GITHUB_REPOSITORY`, else `ROCm/TheRock`) into `output_dir`, each unpacked into a
+    /// directory of its own: 10 downloads and [`default_extract_concurrency`] unpackings at
+    /// once, unverifiable archives failing.
+    pub fn new(run_id: impl Into<String>, output_dir: impl Into<PathBuf>) -> Self {
+        FetchRequest {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            platform: Platform::host(),
+            artifact_group: None,
+            amdgpu_targets: Vec::new(),
+            download_concurrency: 10,
+            extract_concurrency: default_extract_concurrency(),
+            run_github_repo: None,
+            run_id: run_id.into(),
+            output_dir: output_dir.into(),
+            dry_run: false,
+            mode: FetchMode::Extract,
+            local_staging_dir: None,
+            allow_unverified: false,
+        }
+    }
+}
+
 /// Which run to read and how to find its bucket.
 #[derive(Debug, Clone)]
 pub struct RunSource {
@@ -297,6 +322,7 @@ pub async fn open_run(
 
 /// What a fetch does with each archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FetchMode {
     /// Keep the archives (`--no-extract`).
     Archives,
@@ -309,8 +335,10 @@ pub enum FetchMode {
     Bootstrap,
 }
 
-/// A `fetch_artifacts` request, resolved.
+/// A `fetch_artifacts` request, resolved; [`FetchRequest::new`] gives the defaults, the fields
+/// change the rest.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FetchRequest {
     /// Regexes of which one must match (any, when empty).
     pub include: Vec<String>,

@@ -28,8 +28,10 @@ pub use push::{PushRequest, push};
 /// The environment as the tools read it (with the network-limit flags answered first).
 pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// The run options every transfer takes (spec §4.2 backend options), resolved.
+/// The run options every transfer takes (spec §4.2 backend options), resolved by
+/// [`RunOptions::resolve`].
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The run id (`--run-id`, `THEROCK_RUN_ID`, `GITHUB_RUN_ID`); `None` when none is set.
     pub run_id: Option<String>,
@@ -45,8 +47,10 @@ pub struct RunOptions {
     pub concurrency: usize,
 }
 
-/// The run options as the command line gives them, before the environment fills them in.
+/// The run options as the command line gives them, before the environment fills them in
+/// (`GivenRun::default()`: all from the environment).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct GivenRun {
     /// `--run-id`.
     pub run_id: Option<String>,
@@ -159,8 +163,10 @@ impl RunOptions {
     }
 }
 
-/// A resolved `artifact_manager fetch` command line.
+/// A resolved `artifact_manager fetch` command line; [`StageFetchRequest::new`] gives the
+/// defaults, the fields change the rest.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StageFetchRequest {
     /// The run and backend options.
     pub run: RunOptions,
@@ -189,6 +195,37 @@ pub struct StageFetchRequest {
     pub allow_empty: bool,
     /// `--allow-unverified`: use archives that cannot be verified instead of failing on them.
     pub allow_unverified: bool,
+}
+
+impl StageFetchRequest {
+    /// Fetches what `stage` (`all`: every artifact) of the topology in `checkout` consumes
+    /// into `output_dir`: every target of the checkout, unpacked into
+    /// `{output_dir}/artifacts/{name}/`, no download cache, `run.concurrency` downloads and
+    /// [`crate::pipeline::default_extract_concurrency`] unpackings at once, nothing excluded,
+    /// finding no archive and unverifiable archives failing.
+    pub fn new(
+        run: RunOptions,
+        checkout: Checkout,
+        stage: impl Into<String>,
+        output_dir: impl Into<PathBuf>,
+    ) -> Self {
+        let download_concurrency = run.concurrency.max(1);
+        StageFetchRequest {
+            run,
+            checkout,
+            targets: Targets::default(),
+            stage: stage.into(),
+            output_dir: output_dir.into(),
+            mode: FetchMode::Extract,
+            download_cache_dir: None,
+            download_concurrency,
+            extract_concurrency: crate::pipeline::default_extract_concurrency(),
+            exclude_components: String::new(),
+            exclude_artifacts: String::new(),
+            allow_empty: false,
+            allow_unverified: false,
+        }
+    }
 }
 
 /// `s` sorted and `", "`-joined.

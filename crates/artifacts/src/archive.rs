@@ -13,6 +13,7 @@ pub const DEFAULT_XZ_PRESET: u32 = 6;
 
 /// How an archive is compressed when written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Compression {
     /// zstd at a level (1..=22).
     Zstd {

@@ -11,6 +11,7 @@ use crate::parse::{Class, Codec, Endian, Phdr};
 
 /// What a file is, for the packaging rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FileType {
     /// A symbolic link (not followed).
     Symlink,

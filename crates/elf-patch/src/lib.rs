@@ -21,6 +21,9 @@
 //! # Ok::<(), elf_patch::Error>(())
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 mod batch;
 mod classify;
 mod displace;
@@ -52,6 +55,7 @@ pub use write::{Edit, combined_search_path, patch};
 
 /// What is wrong with an ELF image.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ElfError {
     /// No ELF magic.
     #[error("not an ELF file")]
@@ -75,6 +79,7 @@ pub enum ElfError {
 
 /// An error about a file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Reading or writing failed.
     #[error("{}: {reason}", path.display())]

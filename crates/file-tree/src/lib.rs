@@ -30,6 +30,9 @@
 //! assert_eq!(err.to_string(), "Failed to read `/no/such/file`");
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -58,6 +61,7 @@ pub use walk::{Entry, Walk, list, select, walk};
 
 /// What was being done to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileOp {
     /// Reading (opening, listing, reading contents or metadata).
     Read,

@@ -163,6 +163,7 @@ pub fn str2bool(value: &str) -> Result<bool, InvalidBool> {
 
 /// [`report_outputs`] could not finish: the outputs file or the transcript failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReportError {
     /// The outputs file could not be written.
     #[error(transparent)]

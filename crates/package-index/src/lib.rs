@@ -15,6 +15,9 @@
 //!
 //! Nothing here prints: progress lines go to the writers the caller passes.
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 pub mod deb;
 mod error;
 pub mod pep503;

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 
 /// What is wrong with a wheel.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WheelError {
     /// The file name does not follow the format.
     #[error(

@@ -9,6 +9,7 @@ use file_tree::FileError;
 
 /// What went wrong. The messages are the reference's where it has one.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Reading or writing a local file failed.
     #[error(transparent)]

@@ -2,6 +2,9 @@
 //! catalog and filters, the package model and names, the target-family views, the generated
 //! `_dist_info.py` files.
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 mod build;
 mod catalog;
 mod devel;

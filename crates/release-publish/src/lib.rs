@@ -28,6 +28,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 mod error;
 pub mod local;
 pub mod names;

@@ -6,6 +6,7 @@ use package_index::wheel::{Version, canonical_name, parse_file_name};
 
 /// A file name that names no wheel or sdist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NameError {
     /// A `.whl` whose name does not follow the wheel format.
     #[error("Cannot parse wheel filename '{file}': {reason}")]

@@ -20,6 +20,7 @@ use crate::{Error, package_name};
 
 /// How the run's Python packages are published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PythonMode {
     /// Product-local keys in the core repository (`v5/rocm/core/{index}/{package}/{file}`),
     /// by file name: the directories below `python/` are flattened.

@@ -12,6 +12,9 @@
 //!   one fetch pipeline; tarballs are read with `storage-backend`'s verified ranged reader,
 //!   their keys from `workflow-outputs`.
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 mod components;
 mod error;
 mod tarball;
@@ -28,6 +31,7 @@ pub use error::{Error, UnpackError};
 
 /// Where the tree comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Source {
     /// A CI run's artifacts (`--run-id`).
     Run(String),
@@ -412,22 +416,20 @@ async fn run_mode(
         "\nCalling fetch_artifacts_main with args:\n  {}\n",
         argv.join(" ")
     )?;
-    let fetch = FetchRequest {
-        include: request.selection.include_patterns(),
-        exclude: Vec::new(),
-        platform: request.platform,
-        artifact_group: Some(request.artifact_group.clone()),
-        amdgpu_targets: build_topology::parse_targets(&targets),
-        download_concurrency: request.download_concurrency,
-        extract_concurrency: request.extract_concurrency,
-        run_github_repo: request.run_github_repo.clone(),
-        run_id: run_id.to_owned(),
-        output_dir: into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
-        dry_run: into.is_none(),
-        mode: FetchMode::Flatten,
-        local_staging_dir: None,
-        allow_unverified: request.allow_unverified,
-    };
+    let mut fetch = FetchRequest::new(
+        run_id,
+        into.map_or_else(|| request.output_dir.clone(), Path::to_path_buf),
+    );
+    fetch.include = request.selection.include_patterns();
+    fetch.platform = request.platform;
+    fetch.artifact_group = Some(request.artifact_group.clone());
+    fetch.amdgpu_targets = build_topology::parse_targets(&targets);
+    fetch.download_concurrency = request.download_concurrency;
+    fetch.extract_concurrency = request.extract_concurrency;
+    fetch.run_github_repo.clone_from(&request.run_github_repo);
+    fetch.dry_run = into.is_none();
+    fetch.mode = FetchMode::Flatten;
+    fetch.allow_unverified = request.allow_unverified;
     pipeline::fetch(&fetch, lookup, progress, out).await?;
     writeln!(out, "Retrieved artifacts for run ID {run_id}")?;
     Ok(())

@@ -43,6 +43,7 @@ pub struct Query {
 
 /// Where [`Finder::latest`] looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LatestSource {
     /// The newest `max_commits` commits of a branch.
     Branch {

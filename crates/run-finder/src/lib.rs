@@ -22,6 +22,9 @@
 //! assert_eq!(found.artifact_filenames, files);
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 mod error;
 mod finder;
 mod groups;

@@ -26,6 +26,9 @@
 //! assert_eq!(source_date_epoch(&|_| Some("1700000000".to_owned())), 1_700_000_000);
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 pub mod build_logs;
 mod error;
 mod keys;

@@ -5,6 +5,7 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 
 /// What kind of S3 failure happened, as far as the caller needs to act on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum S3ErrorKind {
     /// DNS or connection failure, or a timeout: the endpoint cannot be reached.
     Unreachable,

@@ -31,6 +31,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every public item is documented: the crate is published for other tools.
+#![deny(missing_docs)]
+
 use file_tree::FileError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -75,6 +78,7 @@ pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
 
 /// What to do when the destination already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Overwrite {
     /// Replace it (the reference's behaviour).
     #[default]

@@ -12,8 +12,10 @@ use super::{Lookup, RunOptions, file_names, joined, load_topology, unknown_stage
 use crate::ArtifactBackend;
 use crate::pipeline::{Lines, TransferError};
 
-/// A resolved `copy` command line.
+/// A resolved `copy` command line; [`CopyRequest::new`] gives the defaults, the fields change
+/// the rest.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct CopyRequest {
     /// The destination run and backend options.
     pub run: RunOptions,
@@ -33,6 +35,31 @@ pub struct CopyRequest {
     pub dry_run: bool,
     /// `--allow-empty`: finding no archive at all is not an error.
     pub allow_empty: bool,
+}
+
+impl CopyRequest {
+    /// Copies what `stages` (comma-separated) of the topology in `checkout` produced in run
+    /// `source_run_id` (of `GITHUB_REPOSITORY`, else `ROCm/TheRock`) into the run of `run`:
+    /// every target, `run.concurrency` copies at once, finding no archive failing.
+    pub fn new(
+        run: RunOptions,
+        checkout: Checkout,
+        stages: impl Into<String>,
+        source_run_id: impl Into<String>,
+    ) -> Self {
+        let concurrency = run.concurrency.max(1);
+        CopyRequest {
+            run,
+            checkout,
+            targets: Targets::default(),
+            stages: stages.into(),
+            source_run_id: source_run_id.into(),
+            source_repository: None,
+            concurrency,
+            dry_run: false,
+            allow_empty: false,
+        }
+    }
 }
 
 /// Runs `artifact_manager copy`: lines to `out`.

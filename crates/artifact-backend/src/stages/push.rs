@@ -13,8 +13,10 @@ use futures::StreamExt as _;
 use super::{Lookup, RunOptions, joined, load_topology, unknown_stage};
 use crate::pipeline::{Lines, TransferError};
 
-/// A resolved `push` command line.
+/// A resolved `push` command line; [`PushRequest::new`] gives the defaults, the fields change
+/// the rest.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct PushRequest {
     /// The run and backend options.
     pub run: RunOptions,
@@ -30,6 +32,32 @@ pub struct PushRequest {
     pub compress_concurrency: usize,
     /// Archives uploaded at once.
     pub upload_concurrency: usize,
+}
+
+impl PushRequest {
+    /// Pushes what `stage` (`all`: every stage) of the topology in `checkout` produces from
+    /// `{build_dir}/artifacts`: directories archived with zstd at its default level,
+    /// [`crate::pipeline::default_compress_concurrency`] archives written and
+    /// `run.concurrency` uploaded at once.
+    pub fn new(
+        run: RunOptions,
+        checkout: Checkout,
+        stage: impl Into<String>,
+        build_dir: impl Into<PathBuf>,
+    ) -> Self {
+        let upload_concurrency = run.concurrency.max(1);
+        PushRequest {
+            run,
+            checkout,
+            stage: stage.into(),
+            build_dir: build_dir.into(),
+            compression: Compression::Zstd {
+                level: artifacts::DEFAULT_ZSTD_LEVEL,
+            },
+            compress_concurrency: crate::pipeline::default_compress_concurrency(),
+            upload_concurrency,
+        }
+    }
 }
 
 /// What one entry of `{build}/artifacts` becomes.

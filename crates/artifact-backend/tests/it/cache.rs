@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use artifact_backend::pipeline::{FetchMode, FetchRequest, fetch};
+use artifact_backend::pipeline::{FetchRequest, fetch};
 use artifacts::{ArchiveWriter, Compression};
 use workflow_outputs::Platform;
 
@@ -37,22 +37,11 @@ async fn stage_archive(staging: &Path) {
 
 /// `fetch_artifacts --run-id 9001 --output-dir {out}` from the staging directory: its lines.
 async fn fetch_into(staging: &Path, out: &Path) -> String {
-    let request = FetchRequest {
-        include: Vec::new(),
-        exclude: Vec::new(),
-        platform: Platform::Linux,
-        artifact_group: None,
-        amdgpu_targets: Vec::new(),
-        download_concurrency: 2,
-        extract_concurrency: 2,
-        run_github_repo: None,
-        run_id: "9001".into(),
-        output_dir: out.to_path_buf(),
-        dry_run: false,
-        mode: FetchMode::Extract,
-        local_staging_dir: Some(staging.to_path_buf()),
-        allow_unverified: false,
-    };
+    let mut request = FetchRequest::new("9001", out);
+    request.platform = Platform::Linux;
+    request.download_concurrency = 2;
+    request.extract_concurrency = 2;
+    request.local_staging_dir = Some(staging.to_path_buf());
     let mut lines = Vec::new();
     fetch(
         &request,
