@@ -44,7 +44,7 @@ pub use names::{Logical, Naming};
 pub use params::Parameters;
 pub use sdist::MIN_SETUPTOOLS;
 pub use timing::{Stage, report as stage_timings};
-pub use wheel::{DEFAULT_DEFLATE_LEVEL, escaped_name};
+pub use wheel::{DEFAULT_DEFLATE_LEVEL, WheelOptions, build_wheel, escaped_name};
 
 use file_tree::FileError;
 

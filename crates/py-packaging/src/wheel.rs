@@ -18,6 +18,52 @@ pub const DEFAULT_DEFLATE_LEVEL: u32 = 6;
 use crate::Error;
 use file_tree::FileError;
 
+/// How [`build_wheel`] writes a wheel; `WheelOptions::default()`: `python3`, deflate at
+/// [`DEFAULT_DEFLATE_LEVEL`], entries stamped with [`crate::DEFAULT_EPOCH`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WheelOptions {
+    /// The Python that evaluates the package's `setup.py` (setuptools is not needed).
+    pub python: String,
+    /// Deflate level 1-9; 0 stores the entries uncompressed.
+    pub deflate_level: u32,
+    /// Modification time of every entry, in seconds since the epoch (`SOURCE_DATE_EPOCH`).
+    pub mtime: u64,
+}
+
+impl Default for WheelOptions {
+    fn default() -> Self {
+        WheelOptions {
+            python: "python3".to_owned(),
+            deflate_level: DEFAULT_DEFLATE_LEVEL,
+            mtime: crate::DEFAULT_EPOCH,
+        }
+    }
+}
+
+/// Writes the wheel of the package in `package_dir` (a `setup.py` calling
+/// `setuptools.setup()`, and what it declares) into `dist_dir`, as `build_python_packages`
+/// writes each of its wheels: `setup.py` evaluated once with its `setup()` call captured, the
+/// zip written here deterministically with `RECORD` last. Returns the wheel's path; the wheel
+/// is written under a temporary name and renamed once complete.
+///
+/// # Errors
+/// [`Error`] naming `setup.py` when Python fails on it, or the file that could not be read or
+/// written.
+pub fn build_wheel(
+    package_dir: &Path,
+    dist_dir: &Path,
+    options: &WheelOptions,
+) -> Result<PathBuf, Error> {
+    let decl = read_setup(package_dir, &options.python, &[])?;
+    let method = if options.deflate_level == 0 {
+        Method::Stored
+    } else {
+        Method::Deflated(options.deflate_level.clamp(1, 9))
+    };
+    write_wheel(package_dir, &decl, dist_dir, method, options.mtime)
+}
+
 /// Evaluates `setup.py` with `setuptools.setup` replaced by a recorder (and a minimal
 /// `setuptools` when none is installed); prints the arguments and the host platform as JSON.
 const CAPTURE: &str = r#"

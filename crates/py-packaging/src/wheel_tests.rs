@@ -180,6 +180,44 @@ fn wheel_from_a_template_is_complete_and_reproducible() {
     );
 }
 
+// The public one-wheel entry: the same bytes as the build's own steps, stored at level 0.
+#[cfg(unix)]
+#[test]
+fn build_wheel_writes_what_the_build_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("demo-sdk-core");
+    core_like(&staging);
+    let options = crate::WheelOptions::default();
+    let wheel = crate::build_wheel(&staging, &tmp.path().join("a"), &options).unwrap();
+    let decl = read_setup(&staging, "python3", &[]).unwrap();
+    let direct = write_wheel(
+        &staging,
+        &decl,
+        &tmp.path().join("b"),
+        Method::Deflated(crate::DEFAULT_DEFLATE_LEVEL),
+        crate::DEFAULT_EPOCH,
+    )
+    .unwrap();
+    assert_eq!(fs_err::read(&wheel).unwrap(), fs_err::read(direct).unwrap());
+    let mut stored = options.clone();
+    stored.deflate_level = 0;
+    stored.mtime = 1_700_000_000;
+    let stored = crate::build_wheel(&staging, &tmp.path().join("c"), &stored).unwrap();
+    let listing = rock_ci_test_support::python(CHECK, &[stored.as_os_str()]);
+    assert!(
+        listing.contains("_demo_core/lib/libx.so 0o100644 (2023, 11, 14, 22, 13, 20) 0"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("demo_sdk_core-1.2.3.dev0.dist-info/RECORD "),
+        "{listing}"
+    );
+    let mut missing = options;
+    missing.python = "no-such-python-rock-ci".to_owned();
+    let err = crate::build_wheel(&staging, &tmp.path().join("d"), &missing).unwrap_err();
+    assert!(err.to_string().contains("no-such-python-rock-ci"), "{err}");
+}
+
 #[test]
 fn names_and_tags() {
     assert_eq!(
