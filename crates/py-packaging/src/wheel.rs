@@ -44,8 +44,10 @@ impl Default for WheelOptions {
 /// Writes the wheel of the package in `package_dir` (a `setup.py` calling
 /// `setuptools.setup()`, and what it declares) into `dist_dir`, as `build_python_packages`
 /// writes each of its wheels: `setup.py` evaluated once with its `setup()` call captured, the
-/// zip written here deterministically with `RECORD` last. Returns the wheel's path; the wheel
-/// is written under a temporary name and renamed once complete.
+/// zip written here deterministically with `RECORD` last. A package ships its modules, with
+/// `include_package_data=True` every file below it, and the files `package_data` names (paths,
+/// not patterns). Returns the wheel's path; the wheel is written under a temporary name and
+/// renamed once complete.
 ///
 /// # Errors
 /// [`Error`] naming `setup.py` when Python fails on it, or the file that could not be read or
