@@ -52,11 +52,12 @@ pub struct UploadArgs {
 impl UploadArgs {
     /// The transfer options these flags ask for.
     pub fn options(&self) -> TransferOptions {
-        TransferOptions {
-            concurrency: self.upload_concurrency.max(1),
-            overwrite: self.overwrite.into(),
-            dry_run: self.dry_run,
-            ..TransferOptions::default()
+        {
+            let mut transfer_options = TransferOptions::default();
+            transfer_options.concurrency = self.upload_concurrency.max(1);
+            transfer_options.overwrite = self.overwrite.into();
+            transfer_options.dry_run = self.dry_run;
+            transfer_options
         }
     }
 }

@@ -64,22 +64,20 @@ struct Args {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
-    let edit = Edit {
-        set_rpath: args.set_rpath.clone(),
-        add_rpath: args.add_rpath.clone(),
-        force_rpath: args.force_rpath,
-        set_soname: args.set_soname.clone(),
-        replace_needed: args
-            .replace_needed
-            .chunks(2)
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect(),
-        remove_rpath: args.remove_rpath,
-        shrink_rpath: args.shrink_rpath,
-        allowed_rpath_prefixes: Edit::prefixes_of(
-            args.allowed_rpath_prefixes.as_deref().unwrap_or_default(),
-        ),
-    };
+    let mut edit = Edit::default();
+    edit.set_rpath.clone_from(&args.set_rpath);
+    edit.add_rpath.clone_from(&args.add_rpath);
+    edit.force_rpath = args.force_rpath;
+    edit.set_soname.clone_from(&args.set_soname);
+    edit.replace_needed = args
+        .replace_needed
+        .chunks(2)
+        .map(|p| (p[0].clone(), p[1].clone()))
+        .collect();
+    edit.remove_rpath = args.remove_rpath;
+    edit.shrink_rpath = args.shrink_rpath;
+    edit.allowed_rpath_prefixes =
+        Edit::prefixes_of(args.allowed_rpath_prefixes.as_deref().unwrap_or_default());
     let print = Print {
         interpreter: args.print_interpreter,
         soname: args.print_soname,

@@ -56,17 +56,18 @@ impl Store {
             let lookup = |var: &str| env.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone());
             let var = |name: &str| lookup(name).unwrap_or_default();
             let client = storage_backend::S3Client::connect_with(
-                &storage_backend::ClientOptions {
-                    region: Some("us-east-1".to_owned()),
-                    endpoint_url: Some(var("AWS_ENDPOINT_URL")),
-                    credentials: Some(storage_backend::Credentials::new(
+                &{
+                    let mut client_options = storage_backend::ClientOptions::default();
+                    client_options.region = Some("us-east-1".to_owned());
+                    client_options.endpoint_url = Some(var("AWS_ENDPOINT_URL"));
+                    client_options.credentials = Some(storage_backend::Credentials::new(
                         var("AWS_ACCESS_KEY_ID"),
                         var("AWS_SECRET_ACCESS_KEY"),
                         None,
                         None,
                         "test",
-                    )),
-                    ..storage_backend::ClientOptions::default()
+                    ));
+                    client_options
                 },
                 &lookup,
             )

@@ -26,13 +26,14 @@ struct Env {
 
 impl Env {
     fn options(&self, anonymous: Anonymous, secret: &str) -> ClientOptions {
-        ClientOptions {
-            region: Some("us-east-1".into()),
-            endpoint_url: Some(self.endpoint.clone()),
-            anonymous,
-            credentials: (anonymous != Anonymous::Always)
-                .then(|| Credentials::new(&self.access, secret, None, None, "e2e")),
-            ..ClientOptions::default()
+        {
+            let mut client_options = ClientOptions::default();
+            client_options.region = Some("us-east-1".into());
+            client_options.endpoint_url = Some(self.endpoint.clone());
+            client_options.anonymous = anonymous;
+            client_options.credentials = (anonymous != Anonymous::Always)
+                .then(|| Credentials::new(&self.access, secret, None, None, "e2e"));
+            client_options
         }
     }
 
@@ -116,14 +117,12 @@ async fn multipart_and_verified_download(env: &Env, dir: &Path) -> Check {
         .upload_artifact(&src, "big_lib_generic.tar.zst")
         .await
         .map_err(|e| storage_backend::chain(&e))?;
-    let storage = StorageBackend::s3(
-        client.clone(),
-        TransferOptions {
-            multipart_copy_threshold: 5 << 20,
-            part_size: 5 << 20,
-            ..TransferOptions::default()
-        },
-    );
+    let storage = StorageBackend::s3(client.clone(), {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.multipart_copy_threshold = 5 << 20;
+        transfer_options.part_size = 5 << 20;
+        transfer_options
+    });
     storage
         .copy_file(
             &root.artifact("big_lib_generic.tar.zst"),
@@ -193,13 +192,11 @@ async fn overwrite_modes(env: &Env, dir: &Path) -> Check {
     fs_err::write(&f, b"wheel").map_err(fail)?;
     let dest = StorageLocation::new("rockci", "py/w.whl");
     let with = |overwrite| {
-        StorageBackend::s3(
-            client.clone(),
-            TransferOptions {
-                overwrite,
-                ..TransferOptions::default()
-            },
-        )
+        StorageBackend::s3(client.clone(), {
+            let mut transfer_options = TransferOptions::default();
+            transfer_options.overwrite = overwrite;
+            transfer_options
+        })
     };
     with(Overwrite::Always)
         .upload_file(&f, &dest)
@@ -223,14 +220,12 @@ async fn overwrite_modes(env: &Env, dir: &Path) -> Check {
 /// `PutObject` and on the completion of a multipart upload, refused on a taken key.
 async fn conditional_writes(env: &Env, dir: &Path) -> Check {
     use storage_backend::WriteCondition;
-    let s3 = S3StorageBackend::new(
-        env.client().await,
-        TransferOptions {
-            multipart_threshold: 5 << 20,
-            part_size: 5 << 20,
-            ..TransferOptions::default()
-        },
-    );
+    let s3 = S3StorageBackend::new(env.client().await, {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.multipart_threshold = 5 << 20;
+        transfer_options.part_size = 5 << 20;
+        transfer_options
+    });
     let big = dir.join("big.whl");
     let data = bytes(11 << 20, 9);
     fs_err::write(&big, &data).map_err(fail)?;

@@ -231,9 +231,10 @@ pub async fn reader_client(
         transfers * 8
     };
     S3Client::connect_with(
-        &storage_backend::ClientOptions {
-            max_idle_connections,
-            ..reading
+        &{
+            let mut client_options = reading;
+            client_options.max_idle_connections = max_idle_connections;
+            client_options
         },
         lookup,
     )

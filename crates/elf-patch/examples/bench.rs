@@ -106,11 +106,9 @@ fn main() {
         fs_err::canonicalize(library.expect("no libz.so.1 found: pass LIBRARY")).expect("library");
     let size = fs_err::metadata(&library).expect("library").len();
     let work = tempfile::tempdir().expect("temp dir");
-    let edit = Edit {
-        add_rpath: ENTRIES.iter().map(|s| (*s).to_owned()).collect(),
-        force_rpath: true,
-        ..Edit::default()
-    };
+    let mut edit = Edit::default();
+    edit.add_rpath = ENTRIES.iter().map(|s| (*s).to_owned()).collect();
+    edit.force_rpath = true;
     let data = fs_err::read(&library).expect("library");
     let start = Instant::now();
     for _ in 0..n {

@@ -58,11 +58,9 @@ fn check_copies(
 ) -> Outcome {
     let (orig, new) = support::copies(file, work);
     let existing = info.search_path().map(str::to_owned);
-    let edit = Edit {
-        add_rpath: vec![PADDING.into()],
-        force_rpath: info.rpath.is_some() && info.runpath.is_none(),
-        ..Edit::default()
-    };
+    let mut edit = Edit::default();
+    edit.add_rpath = vec![PADDING.into()];
+    edit.force_rpath = info.rpath.is_some() && info.runpath.is_none();
     if let Err(e) = elf_patch::patch_file(&new, &edit) {
         return Outcome::Mismatch(format!("patch failed: {e}"));
     }

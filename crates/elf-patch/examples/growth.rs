@@ -79,11 +79,9 @@ fn measure(file: &Path, work: &Path, patchelf: &Path) -> Measure {
     let Ok((_, info, _, _)) = support::eligible(file) else {
         return Measure::Skip;
     };
-    let edit = Edit {
-        add_rpath: vec![PADDING.into()],
-        force_rpath: info.rpath.is_some() && info.runpath.is_none(),
-        ..Edit::default()
-    };
+    let mut edit = Edit::default();
+    edit.add_rpath = vec![PADDING.into()];
+    edit.force_rpath = info.rpath.is_some() && info.runpath.is_none();
     let name = file.file_name().expect("a file");
     let [orig, ours, theirs] = ["orig", "ours", "theirs"].map(|d| {
         let dir = work.join(d);

@@ -73,11 +73,9 @@ fn measure(file: &Path, work: &Path, loader: &Path) -> Measure {
         return Measure::Skip;
     };
     let data = fs_err::read(file).expect("read");
-    let edit = Edit {
-        add_rpath: vec![PADDING.into()],
-        force_rpath: info.rpath.is_some() && info.runpath.is_none(),
-        ..Edit::default()
-    };
+    let mut edit = Edit::default();
+    edit.add_rpath = vec![PADDING.into()];
+    edit.force_rpath = info.rpath.is_some() && info.runpath.is_none();
     let start = Instant::now();
     let ours = elf_patch::patch(&data, &edit)
         .expect("elf-patch edits every eligible file of the corpus")

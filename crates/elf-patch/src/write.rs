@@ -17,6 +17,7 @@ use crate::verify::{Expected, Value};
 
 /// What to change in a file's dynamic section; the fields mirror patchelf's options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Edit {
     /// `--set-rpath`: replaces the search path.
     pub set_rpath: Option<String>,

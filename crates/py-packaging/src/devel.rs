@@ -176,10 +176,11 @@ pub(crate) fn normalize_edit(path: &Path) -> Result<Option<Edit>, Error> {
     let Ok(info) = elf_patch::read_bytes(&data) else {
         return Ok(None);
     };
-    Ok(info.search_path().filter(|p| !p.is_empty()).map(|p| Edit {
-        set_rpath: Some(p.to_owned()),
-        force_rpath: true,
-        ..Edit::default()
+    Ok(info.search_path().filter(|p| !p.is_empty()).map(|p| {
+        let mut edit = Edit::default();
+        edit.set_rpath = Some(p.to_owned());
+        edit.force_rpath = true;
+        edit
     }))
 }
 

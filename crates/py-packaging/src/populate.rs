@@ -66,11 +66,10 @@ pub(crate) fn rpath_entries(relpath: &str, deps: &[RpathDep]) -> Vec<String> {
 /// The edit of a runtime ELF: the dependency entries appended to its search path, written as
 /// `DT_RPATH` (the reference's `--add-rpath` calls then `--set-rpath --force-rpath`).
 pub(crate) fn runtime_edit(relpath: &str, deps: &[RpathDep]) -> Edit {
-    Edit {
-        add_rpath: rpath_entries(relpath, deps),
-        force_rpath: true,
-        ..Edit::default()
-    }
+    let mut edit = Edit::default();
+    edit.add_rpath = rpath_entries(relpath, deps);
+    edit.force_rpath = true;
+    edit
 }
 
 /// ELF files from this size on are edited one at a time, mapped rather than read.

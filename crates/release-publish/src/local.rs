@@ -270,9 +270,10 @@ impl LocalPublication {
             self.plan.print_dry_run(out).map_err(Error::Stdout)?;
             self.plan.files.len()
         } else {
-            let options = TransferOptions {
-                concurrency,
-                ..TransferOptions::default()
+            let options = {
+                let mut transfer_options = TransferOptions::default();
+                transfer_options.concurrency = concurrency;
+                transfer_options
             };
             let region = self.region();
             let backend =

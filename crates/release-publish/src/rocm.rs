@@ -125,9 +125,10 @@ pub async fn publish_run(
         date: file_tree::utc_date_stamp(secs).unwrap_or_default(),
     };
     let destination = release.destination()?;
-    let options = TransferOptions {
-        concurrency: publication.concurrency,
-        ..TransferOptions::default()
+    let options = {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.concurrency = publication.concurrency;
+        transfer_options
     };
     let s3 = if publication.dry_run {
         // A dry run writes nothing: it lists the sources with the credentials there are, or

@@ -156,12 +156,13 @@ async fn connect(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<S3StorageBackend, storage_backend::Error> {
     let client = S3Client::connect_with(
-        &ClientOptions {
-            region: Some(storage_backend::DEFAULT_REGION.to_owned()),
+        &{
+            let mut client_options = ClientOptions::default();
+            client_options.region = Some(storage_backend::DEFAULT_REGION.to_owned());
             // Public buckets, read as the reference does: unsigned.
-            anonymous: Anonymous::Always,
-            max_idle_connections: PARTS_IN_FLIGHT * 2,
-            ..ClientOptions::default()
+            client_options.anonymous = Anonymous::Always;
+            client_options.max_idle_connections = PARTS_IN_FLIGHT * 2;
+            client_options
         },
         lookup,
     )

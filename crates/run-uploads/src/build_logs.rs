@@ -181,11 +181,12 @@ async fn upload_target(
         is_pr_from_fork: fork,
     });
     let root = WorkflowOutputRoot::for_workflow_run(run_id, Platform::host(), &selection)?;
-    let options = TransferOptions {
-        concurrency: plan.concurrency,
-        overwrite: plan.overwrite,
-        dry_run: plan.dry_run,
-        ..TransferOptions::default()
+    let options = {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.concurrency = plan.concurrency;
+        transfer_options.overwrite = plan.overwrite;
+        transfer_options.dry_run = plan.dry_run;
+        transfer_options
     };
     let backend = StorageBackend::for_upload(
         plan.output_dir.as_deref(),

@@ -106,6 +106,7 @@ pub enum Anonymous {
 
 /// How to build an S3 client.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// Region; else `AWS_REGION`, else the profile's, else [`DEFAULT_REGION`].
     pub region: Option<String>,

@@ -92,6 +92,7 @@ pub enum Overwrite {
 
 /// Tuning of transfers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TransferOptions {
     /// Files transferred at once.
     pub concurrency: usize,

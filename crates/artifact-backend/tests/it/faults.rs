@@ -78,13 +78,15 @@ async fn through_proxy(
 /// A client of `endpoint` with `attempts` per request and short backoffs.
 async fn retrying_client(endpoint: String, attempts: u32) -> S3Client {
     S3Client::connect_with(
-        &ClientOptions {
-            region: Some("us-east-1".into()),
-            endpoint_url: Some(endpoint),
-            credentials: Some(Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "test")),
-            max_attempts: attempts,
-            initial_backoff: std::time::Duration::from_millis(10),
-            ..ClientOptions::default()
+        &{
+            let mut client_options = ClientOptions::default();
+            client_options.region = Some("us-east-1".into());
+            client_options.endpoint_url = Some(endpoint);
+            client_options.credentials =
+                Some(Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "test"));
+            client_options.max_attempts = attempts;
+            client_options.initial_backoff = std::time::Duration::from_millis(10);
+            client_options
         },
         &|_| None,
     )

@@ -23,13 +23,15 @@ pub(crate) fn write(path: &Path, content: &[u8]) {
 
 pub(crate) async fn client(server: &S3Server, secret: &str) -> S3Client {
     S3Client::connect_with(
-        &ClientOptions {
-            region: Some("us-east-1".into()),
-            endpoint_url: Some(server.endpoint()),
-            anonymous: Anonymous::Never,
-            credentials: Some(Credentials::new(ACCESS_KEY, secret, None, None, "test")),
-            max_attempts: 2,
-            ..ClientOptions::default()
+        &{
+            let mut client_options = ClientOptions::default();
+            client_options.region = Some("us-east-1".into());
+            client_options.endpoint_url = Some(server.endpoint());
+            client_options.anonymous = Anonymous::Never;
+            client_options.credentials =
+                Some(Credentials::new(ACCESS_KEY, secret, None, None, "test"));
+            client_options.max_attempts = 2;
+            client_options
         },
         &|_| None,
     )

@@ -19,29 +19,33 @@ fuzz_target!(|data: &[u8]| {
     };
     let long = "$ORIGIN/../fuzz/".repeat(usize::from(selector % 8) * 4 + 1);
     let edit = match selector % 4 {
-        0 => Edit {
-            set_rpath: Some(long.clone()),
-            force_rpath: selector & 0x10 != 0,
-            ..Edit::default()
-        },
-        1 => Edit {
-            add_rpath: vec![long.clone(), "$ORIGIN".into()],
-            remove_rpath: selector & 0x20 != 0,
-            ..Edit::default()
-        },
-        2 => Edit {
-            set_soname: Some(format!("lib{long}.so")),
-            ..Edit::default()
-        },
-        _ => Edit {
-            replace_needed: info
+        0 => {
+            let mut edit = Edit::default();
+            edit.set_rpath = Some(long.clone());
+            edit.force_rpath = selector & 0x10 != 0;
+            edit
+        }
+        1 => {
+            let mut edit = Edit::default();
+            edit.add_rpath = vec![long.clone(), "$ORIGIN".into()];
+            edit.remove_rpath = selector & 0x20 != 0;
+            edit
+        }
+        2 => {
+            let mut edit = Edit::default();
+            edit.set_soname = Some(format!("lib{long}.so"));
+            edit
+        }
+        _ => {
+            let mut edit = Edit::default();
+            edit.replace_needed = info
                 .needed
                 .iter()
                 .map(|n| (n.clone(), format!("{n}{long}")))
-                .collect(),
-            set_rpath: Some("$ORIGIN".into()),
-            ..Edit::default()
-        },
+                .collect();
+            edit.set_rpath = Some("$ORIGIN".into());
+            edit
+        }
     };
     if let Ok(Some(out)) = patch(image, &edit) {
         let after = read_bytes(&out).expect("a verified image reads back");

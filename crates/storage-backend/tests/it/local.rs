@@ -153,13 +153,11 @@ async fn dry_run_prints_and_writes_nothing() {
     write_tree(src.path(), TREE);
     let staging = tempfile::tempdir().unwrap();
     let sink = Captured::default();
-    let dry = StorageBackend::local(
-        staging.path(),
-        TransferOptions {
-            dry_run: true,
-            ..Default::default()
-        },
-    )
+    let dry = StorageBackend::local(staging.path(), {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.dry_run = true;
+        transfer_options
+    })
     .with_dry_run_sink(Box::new(sink.clone()));
     let report = dry
         .upload_directory(src.path(), &loc("run-1"), &[], &[])
@@ -296,13 +294,11 @@ async fn overwrite_modes() {
     write_tree(src.path(), &[("a.txt", "new")]);
     write_tree(staging.path(), &[("run/a.txt", "old")]);
     let with = |overwrite| {
-        StorageBackend::local(
-            staging.path(),
-            TransferOptions {
-                overwrite,
-                ..Default::default()
-            },
-        )
+        StorageBackend::local(staging.path(), {
+            let mut transfer_options = TransferOptions::default();
+            transfer_options.overwrite = overwrite;
+            transfer_options
+        })
     };
 
     let err = with(Overwrite::Never)
@@ -415,23 +411,22 @@ async fn list_and_copy_directory() {
 #[tokio::test]
 async fn factory() {
     let staging = tempfile::tempdir().unwrap();
-    let options = TransferOptions {
-        dry_run: true,
-        concurrency: 25,
-        ..Default::default()
+    let options = {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.dry_run = true;
+        transfer_options.concurrency = 25;
+        transfer_options
     };
     let local = StorageBackend::create(Some(staging.path()), options)
         .await
         .unwrap();
     assert!(matches!(local, StorageBackend::Local(_)));
     assert!(local.options().dry_run);
-    let s3 = StorageBackend::create(
-        None,
-        TransferOptions {
-            concurrency: 25,
-            ..Default::default()
-        },
-    )
+    let s3 = StorageBackend::create(None, {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.concurrency = 25;
+        transfer_options
+    })
     .await
     .unwrap();
     assert!(matches!(s3, StorageBackend::S3(_)));

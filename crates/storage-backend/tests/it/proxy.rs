@@ -11,15 +11,16 @@ async fn through_proxy(plan: FaultPlan) -> (S3Server, FaultProxy, StorageBackend
     let server = S3Server::start();
     server.create_bucket("bkt");
     let proxy = FaultProxy::start(server.addr(), plan);
-    let options = ClientOptions {
-        region: Some("us-east-1".into()),
-        endpoint_url: Some(proxy.endpoint()),
-        credentials: Some(Credentials::new(
+    let options = {
+        let mut client_options = ClientOptions::default();
+        client_options.region = Some("us-east-1".into());
+        client_options.endpoint_url = Some(proxy.endpoint());
+        client_options.credentials = Some(Credentials::new(
             ACCESS_KEY, SECRET_KEY, None, None, "proxy",
-        )),
-        max_attempts: 3,
-        initial_backoff: std::time::Duration::from_millis(10),
-        ..ClientOptions::default()
+        ));
+        client_options.max_attempts = 3;
+        client_options.initial_backoff = std::time::Duration::from_millis(10);
+        client_options
     };
     let client = S3Client::connect_with(&options, &|_| None)
         .await
@@ -199,10 +200,11 @@ async fn every_fault_kind_on_every_operation_is_retried() {
                 "multipart part" => {
                     let multipart = StorageBackend::S3(storage_backend::S3StorageBackend::new(
                         s3.client().clone(),
-                        TransferOptions {
-                            multipart_threshold: 1 << 20,
-                            part_size: 1 << 20,
-                            ..TransferOptions::default()
+                        {
+                            let mut transfer_options = TransferOptions::default();
+                            transfer_options.multipart_threshold = 1 << 20;
+                            transfer_options.part_size = 1 << 20;
+                            transfer_options
                         },
                     ));
                     let got = multipart.upload_file(&file, &target).await;
@@ -286,13 +288,14 @@ async fn a_refused_port_gets_max_attempts_per_operation() {
         .local_addr()
         .unwrap()
         .port();
-    let options = ClientOptions {
-        region: Some("us-east-1".into()),
-        endpoint_url: Some(format!("http://127.0.0.1:{port}")),
-        credentials: Some(Credentials::new("k", "s", None, None, "refused")),
-        max_attempts: 3,
-        initial_backoff: std::time::Duration::from_millis(10),
-        ..ClientOptions::default()
+    let options = {
+        let mut client_options = ClientOptions::default();
+        client_options.region = Some("us-east-1".into());
+        client_options.endpoint_url = Some(format!("http://127.0.0.1:{port}"));
+        client_options.credentials = Some(Credentials::new("k", "s", None, None, "refused"));
+        client_options.max_attempts = 3;
+        client_options.initial_backoff = std::time::Duration::from_millis(10);
+        client_options
     };
     let client = S3Client::connect_with(&options, &|_| None).await.unwrap();
     let backend = StorageBackend::s3(client, TransferOptions::default());

@@ -20,15 +20,16 @@ async fn serving(data: &[u8], plan: FaultPlan) -> (S3Server, FaultProxy, S3Stora
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();
     fs_err::write(&path, data).unwrap();
     let proxy = FaultProxy::start(server.addr(), plan);
-    let options = ClientOptions {
-        region: Some("us-east-1".into()),
-        endpoint_url: Some(proxy.endpoint()),
-        credentials: Some(Credentials::new(
+    let options = {
+        let mut client_options = ClientOptions::default();
+        client_options.region = Some("us-east-1".into());
+        client_options.endpoint_url = Some(proxy.endpoint());
+        client_options.credentials = Some(Credentials::new(
             ACCESS_KEY, SECRET_KEY, None, None, "proxy",
-        )),
-        max_attempts: 3,
-        initial_backoff: std::time::Duration::from_millis(10),
-        ..ClientOptions::default()
+        ));
+        client_options.max_attempts = 3;
+        client_options.initial_backoff = std::time::Duration::from_millis(10);
+        client_options
     };
     let client = S3Client::connect_with(&options, &|_| None)
         .await

@@ -8,16 +8,15 @@ use storage_backend::{
 use crate::{Captured, write_tree};
 
 fn options(endpoint: String, anonymous: Anonymous, secret: &str) -> ClientOptions {
-    ClientOptions {
-        region: Some("us-east-1".into()),
-        endpoint_url: Some(endpoint),
-        anonymous,
-        credentials: (anonymous != Anonymous::Always)
-            .then(|| Credentials::new(ACCESS_KEY, secret, None, None, "test")),
-        max_attempts: 5,
-        initial_backoff: std::time::Duration::from_millis(20),
-        ..ClientOptions::default()
-    }
+    let mut client_options = ClientOptions::default();
+    client_options.region = Some("us-east-1".into());
+    client_options.endpoint_url = Some(endpoint);
+    client_options.anonymous = anonymous;
+    client_options.credentials = (anonymous != Anonymous::Always)
+        .then(|| Credentials::new(ACCESS_KEY, secret, None, None, "test"));
+    client_options.max_attempts = 5;
+    client_options.initial_backoff = std::time::Duration::from_millis(20);
+    client_options
 }
 
 /// A backend of a client built from `options` alone (no environment).
@@ -118,11 +117,12 @@ async fn multipart_upload_and_copy_round_trip() {
     let src = tempfile::tempdir().unwrap();
     let data = pattern_bytes(11 * 1024 * 1024 + 12345, 7);
     fs_err::write(src.path().join("big.tar.zst"), &data).unwrap();
-    let transfer = TransferOptions {
-        multipart_threshold: 5 << 20,
-        part_size: 5 << 20,
-        multipart_copy_threshold: 5 << 20,
-        ..TransferOptions::default()
+    let transfer = {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.multipart_threshold = 5 << 20;
+        transfer_options.part_size = 5 << 20;
+        transfer_options.multipart_copy_threshold = 5 << 20;
+        transfer_options
     };
     let b = backend(&server, transfer).await;
     b.upload_file(
@@ -278,13 +278,11 @@ async fn overwrite_never_and_if_different() {
         .await
         .unwrap();
 
-    let never = backend(
-        &server,
-        TransferOptions {
-            overwrite: Overwrite::Never,
-            ..Default::default()
-        },
-    )
+    let never = backend(&server, {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.overwrite = Overwrite::Never;
+        transfer_options
+    })
     .await;
     let err = never
         .upload_files(vec![
@@ -301,13 +299,11 @@ async fn overwrite_never_and_if_different() {
     assert_eq!(stored(&server, "bucket", "py/a.whl"), b"wheel");
     assert_eq!(stored(&server, "bucket", "py/b.whl"), b"other");
 
-    let if_different = backend(
-        &server,
-        TransferOptions {
-            overwrite: Overwrite::IfDifferent,
-            ..Default::default()
-        },
-    )
+    let if_different = backend(&server, {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.overwrite = Overwrite::IfDifferent;
+        transfer_options
+    })
     .await;
     let report = if_different
         .upload_files(vec![(src.path().join("a.whl"), loc("bucket", "py/a.whl"))])
@@ -346,13 +342,11 @@ async fn dry_run_makes_no_request() {
     let src = tempfile::tempdir().unwrap();
     write_tree(src.path(), &[("a.log", "a"), ("b.html", "b")]);
     let sink = Captured::default();
-    let b = backend(
-        &server,
-        TransferOptions {
-            dry_run: true,
-            ..Default::default()
-        },
-    )
+    let b = backend(&server, {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.dry_run = true;
+        transfer_options
+    })
     .await
     .with_dry_run_sink(Box::new(sink.clone()));
     let before = server.requests();
@@ -464,10 +458,11 @@ async fn anonymous_reads_of_a_public_server() {
         _ => None,
     };
     let client = S3Client::connect_with(
-        &ClientOptions {
-            region: Some("us-east-1".into()),
-            anonymous: Anonymous::Always,
-            ..Default::default()
+        &{
+            let mut client_options = ClientOptions::default();
+            client_options.region = Some("us-east-1".into());
+            client_options.anonymous = Anonymous::Always;
+            client_options
         },
         &env,
     )
@@ -620,10 +615,11 @@ async fn conditional_multipart_uploads_detect_other_writers() {
     let data = pattern_bytes(11 * 1024 * 1024 + 77, 3);
     let file = dir.path().join("big.whl");
     fs_err::write(&file, &data).unwrap();
-    let transfer = TransferOptions {
-        multipart_threshold: 5 << 20,
-        part_size: 5 << 20,
-        ..TransferOptions::default()
+    let transfer = {
+        let mut transfer_options = TransferOptions::default();
+        transfer_options.multipart_threshold = 5 << 20;
+        transfer_options.part_size = 5 << 20;
+        transfer_options
     };
     let b = backend(&server, transfer).await;
     let StorageBackend::S3(s3) = &b else {
