@@ -63,17 +63,14 @@ impl FinderArgs {
 
     /// The search these flags ask for.
     pub fn query(&self) -> Query {
-        Query {
-            repository: self.repo.clone(),
-            workflow: self.workflow.clone(),
-            platform: self.platform(),
-            artifact_groups: self.artifact_group.clone(),
-            amdgpu_targets: self.amdgpu_target.clone(),
-            required_artifacts: self.require_artifact.clone(),
-            require_single_run: self.require_single_run,
-            require_successful_run: self.require_successful_run,
-            therock_dir: self.therock_dir.clone(),
-        }
+        let mut query = Query::new(self.repo.clone(), self.workflow.clone(), self.platform());
+        query.artifact_groups.clone_from(&self.artifact_group);
+        query.amdgpu_targets.clone_from(&self.amdgpu_target);
+        query.required_artifacts.clone_from(&self.require_artifact);
+        query.require_single_run = self.require_single_run;
+        query.require_successful_run = self.require_successful_run;
+        query.therock_dir.clone_from(&self.therock_dir);
+        query
     }
 }
 

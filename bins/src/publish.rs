@@ -50,15 +50,15 @@ pub async fn publish_packages(
     labels: (&str, &str),
 ) -> anyhow::Result<()> {
     let lookup = args.limits.over(github_actions::process_env);
-    let release = LocalRelease {
-        release_type: args.release_type,
+    let release = LocalRelease::new(
+        args.release_type,
         product,
-        layout: if args.structured {
+        if args.structured {
             PackageLayout::Structured(args.python_index)
         } else {
             PackageLayout::Legacy
         },
-    };
+    );
     let mut log: Box<dyn Write> = if args.log.quiet {
         Box::new(std::io::sink())
     } else {

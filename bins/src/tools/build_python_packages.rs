@@ -87,22 +87,22 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
     let resolved = given.resolve(std::env::current_dir, &mut stdout)?;
     let epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
-    let opts = BuildOptions {
-        artifact_dir: args.artifact_dir,
-        dest_dir: args.dest_dir,
-        build_packages: !args.no_build_packages,
-        version: resolved.version,
-        version_suffix: args.version_suffix,
-        devel_tarball_compression: args.devel_tarball_compression,
-        wheel_compression: !args.no_wheel_compression,
-        deflate_level: args.deflate_level,
-        linux_targets: resolved.linux_targets,
-        windows_targets: resolved.windows_targets,
-        templates_dir: resolved.templates_dir,
-        python: args.python,
-        cc: std::env::var("CC").ok().filter(|c| !c.is_empty()),
-        source_date_epoch: py_packaging::source_date_epoch(epoch.as_deref())?,
-    };
+    let mut opts = BuildOptions::new(
+        args.artifact_dir,
+        args.dest_dir,
+        resolved.templates_dir,
+        resolved.version,
+    );
+    opts.build_packages = !args.no_build_packages;
+    opts.version_suffix = args.version_suffix;
+    opts.devel_tarball_compression = args.devel_tarball_compression;
+    opts.wheel_compression = !args.no_wheel_compression;
+    opts.deflate_level = args.deflate_level;
+    opts.linux_targets = resolved.linux_targets;
+    opts.windows_targets = resolved.windows_targets;
+    opts.python = args.python;
+    opts.cc = std::env::var("CC").ok().filter(|c| !c.is_empty());
+    opts.source_date_epoch = py_packaging::source_date_epoch(epoch.as_deref())?;
     let start = std::time::Instant::now();
     py_packaging::run(&opts, &mut stdout)?;
     if args.timings {

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Parser};
 use rock_ci::{RepositoryArg, block_on, parse_repository};
 use rocm_install::{COMPONENTS, Request, Selection, Source};
-use workflow_outputs::Platform;
 
 /// Install TheRock (ROCm) into a directory from CI artifacts, a release or a local tree.
 #[derive(Debug, Parser)]
@@ -87,23 +86,19 @@ pub(crate) fn main() -> ExitCode {
         (_, _, Some(dir)) => Source::InputDir(dir),
         _ => Source::LatestRelease,
     };
-    let mut request = Request {
-        output_dir: args.output_dir,
-        artifact_group: args
-            .artifact_group
+    let mut request = Request::new(
+        args.output_dir,
+        args.artifact_group
             .or(args.amdgpu_family)
             .unwrap_or_default(),
         source,
-        dry_run: args.dry_run,
-        amdgpu_targets: args.amdgpu_targets,
-        run_github_repo: args.run_github_repo.and_then(|r| r.0),
-        selection: args.selection.0,
-        family_table: None,
-        platform: Platform::host(),
-        download_concurrency: args.download_concurrency.max(1),
-        extract_concurrency: artifact_backend::pipeline::default_extract_concurrency(),
-        allow_unverified: args.allow_unverified,
-    };
+    );
+    request.dry_run = args.dry_run;
+    request.amdgpu_targets = args.amdgpu_targets;
+    request.run_github_repo = args.run_github_repo.and_then(|r| r.0);
+    request.selection = args.selection.0;
+    request.download_concurrency = args.download_concurrency.max(1);
+    request.allow_unverified = args.allow_unverified;
     request.load_family_table(args.therock_dir);
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);

@@ -89,23 +89,20 @@ pub(crate) fn main() -> ExitCode {
         .exit();
     }
     let mtime = run_uploads::source_date_epoch(&lookup);
-    let plan = Plan {
-        artifact_group: args.artifact_group,
-        build_dir: args.build_dir,
-        upload,
-        run_id: args.run_id,
-        job_status: args.job_status,
-        output_dir: args.output_dir,
-        dry_run: args.dry_run,
-        preflight: args.preflight,
-        overwrite: match args.overwrite {
-            OverwriteArg::Always => Overwrite::Always,
-            OverwriteArg::Never => Overwrite::Never,
-            OverwriteArg::IfDifferent => Overwrite::IfDifferent,
-        },
-        concurrency: args.upload_concurrency.max(1),
-        mtime,
+    let mut plan = Plan::new(args.artifact_group, args.build_dir);
+    plan.upload = upload;
+    plan.run_id = args.run_id;
+    plan.job_status = args.job_status;
+    plan.output_dir = args.output_dir;
+    plan.dry_run = args.dry_run;
+    plan.preflight = args.preflight;
+    plan.overwrite = match args.overwrite {
+        OverwriteArg::Always => Overwrite::Always,
+        OverwriteArg::Never => Overwrite::Never,
+        OverwriteArg::IfDifferent => Overwrite::IfDifferent,
     };
+    plan.concurrency = args.upload_concurrency.max(1);
+    plan.mtime = mtime;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let totals = |wall, retries| {
         let tally = progress.tally();

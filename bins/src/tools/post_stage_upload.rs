@@ -93,20 +93,20 @@ pub(crate) fn main() -> ExitCode {
     };
     check_stage(&args.topology, &args.stage);
     let mtime = run_uploads::source_date_epoch(&lookup);
-    let plan = Plan {
+    let mut plan = Plan::new(
         run_id,
-        platform: args.platform.unwrap_or_else(Platform::host),
-        stage: args.stage,
-        amdgpu_family: args.amdgpu_family,
-        build_dir: args.build_dir,
-        compression_level: args
-            .compression_level
-            .unwrap_or(artifacts::CCACHE_ZSTD_LEVEL),
-        options: args.upload.options(),
-        output_dir: args.upload.output_dir,
-        preflight: args.upload.preflight,
-        mtime,
-    };
+        args.platform.unwrap_or_else(Platform::host),
+        args.stage,
+        args.amdgpu_family,
+        args.build_dir,
+    );
+    plan.compression_level = args
+        .compression_level
+        .unwrap_or(artifacts::CCACHE_ZSTD_LEVEL);
+    plan.options = args.upload.options();
+    plan.output_dir = args.upload.output_dir;
+    plan.preflight = args.upload.preflight;
+    plan.mtime = mtime;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();

@@ -61,16 +61,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         Box::new(std::io::stderr())
     };
-    let publication = RunPublication {
-        run_id: args.run_id,
+    let mut publication = RunPublication::new(
+        args.run_id,
         platform,
-        release_type: args.release_type,
-        python: PythonMode::of(args.structured.then_some(args.python_index), kpack_split),
-        skip_native_packages: args.skip_native_packages,
-        asan: args.build_variant == "asan",
-        concurrency: args.copy_concurrency,
-        dry_run: args.dry_run,
-    };
+        args.release_type,
+        PythonMode::of(args.structured.then_some(args.python_index), kpack_split),
+    );
+    publication.skip_native_packages = args.skip_native_packages;
+    publication.asan = args.build_variant == "asan";
+    publication.concurrency = args.copy_concurrency;
+    publication.dry_run = args.dry_run;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout();
     publish_run(&publication, progress, &lookup, &mut stdout, &mut log).await?;

@@ -53,11 +53,7 @@ pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let lookup = args.limits.over(github_actions::process_env);
-    let plan = Plan {
-        pkg_type: args.pkg_type.into(),
-        run_id: args.run_id,
-        package_dir: args.package_dir,
-    };
+    let plan = Plan::new(args.pkg_type.into(), args.run_id, args.package_dir);
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();

@@ -52,16 +52,12 @@ pub(crate) fn main() -> ExitCode {
         usage_error("--output-dir and --bucket are mutually exclusive");
     }
     let lookup = args.limits.over(github_actions::process_env);
-    let plan = Plan {
-        packages_dir: args.input_packages_dir,
-        artifact_group: args.artifact_group,
-        run_id: args.run_id,
-        bucket: args.bucket,
-        multiarch: args.multiarch,
-        options: args.upload.options(),
-        output_dir: args.upload.output_dir,
-        preflight: args.upload.preflight,
-    };
+    let mut plan = Plan::new(args.input_packages_dir, args.artifact_group, args.run_id);
+    plan.bucket = args.bucket;
+    plan.multiarch = args.multiarch;
+    plan.options = args.upload.options();
+    plan.output_dir = args.upload.output_dir;
+    plan.preflight = args.upload.preflight;
     if let Err(e) = plan.check_group() {
         usage_error(&e.to_string());
     }

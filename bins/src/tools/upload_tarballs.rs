@@ -64,15 +64,15 @@ pub(crate) fn main() -> ExitCode {
         )
         .exit()
     });
-    let plan = Plan {
-        input_tarballs_dir: args.input_tarballs_dir,
-        run_id: args.run_id,
-        platform: args.platform.unwrap_or_else(Platform::host),
-        release_type,
-        options: args.upload.options(),
-        output_dir: args.upload.output_dir,
-        preflight: args.upload.preflight,
-    };
+    let mut plan = Plan::new(
+        args.input_tarballs_dir,
+        args.run_id,
+        args.platform.unwrap_or_else(Platform::host),
+    );
+    plan.release_type = release_type;
+    plan.options = args.upload.options();
+    plan.output_dir = args.upload.output_dir;
+    plan.preflight = args.upload.preflight;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();

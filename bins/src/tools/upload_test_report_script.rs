@@ -11,7 +11,6 @@ use rock_ci::block_on;
 use rock_ci::progress::Progress;
 use run_uploads::test_report::{Plan, run};
 use run_uploads::{KeyError, check_index_file_name, check_key_path, log_destination};
-use workflow_outputs::Platform;
 
 fn subfolder(s: &str) -> Result<String, KeyError> {
     check_key_path(s, "--subfolder").map(|()| s.to_owned())
@@ -61,17 +60,16 @@ pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     let lookup = args.limits.over(github_actions::process_env);
-    let plan = Plan {
-        run_id: args.run_id,
-        subfolder: args.subfolder,
-        report_path: args.report_path,
-        log_destination: args.log_destination.and_then(|d| d.0),
-        index_file_name: args.index_file_name,
-        platform: Platform::host(),
-        options: args.upload.options(),
-        output_dir: args.upload.output_dir,
-        preflight: args.upload.preflight,
-    };
+    let mut plan = Plan::new(
+        args.run_id,
+        args.subfolder,
+        args.report_path,
+        args.index_file_name,
+    );
+    plan.log_destination = args.log_destination.and_then(|d| d.0);
+    plan.options = args.upload.options();
+    plan.output_dir = args.upload.output_dir;
+    plan.preflight = args.upload.preflight;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();

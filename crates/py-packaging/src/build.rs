@@ -55,6 +55,7 @@ const LIBRARY_DEPS: [&str; 4] = [
 
 /// The inputs of a run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BuildOptions {
     /// Exploded artifact directories.
     pub artifact_dir: PathBuf,
@@ -85,6 +86,37 @@ pub struct BuildOptions {
     pub cc: Option<String>,
     /// Timestamp of archive members (`SOURCE_DATE_EPOCH`).
     pub source_date_epoch: u64,
+}
+
+impl BuildOptions {
+    /// Builds version `version` of the packages of the artifacts in `artifact_dir` from the
+    /// templates in `templates_dir` into `dest_dir`: wheels deflated at
+    /// [`crate::DEFAULT_DEFLATE_LEVEL`] and the sdist written, no version suffix, an
+    /// uncompressed devel tarball, the targets of the artifacts, `python3`, `cc`, archive
+    /// members stamped [`crate::DEFAULT_EPOCH`].
+    pub fn new(
+        artifact_dir: impl Into<PathBuf>,
+        dest_dir: impl Into<PathBuf>,
+        templates_dir: impl Into<PathBuf>,
+        version: impl Into<String>,
+    ) -> Self {
+        BuildOptions {
+            artifact_dir: artifact_dir.into(),
+            dest_dir: dest_dir.into(),
+            build_packages: true,
+            version: version.into(),
+            version_suffix: String::new(),
+            devel_tarball_compression: false,
+            wheel_compression: true,
+            deflate_level: crate::DEFAULT_DEFLATE_LEVEL,
+            linux_targets: None,
+            windows_targets: None,
+            templates_dir: templates_dir.into(),
+            python: "python3".to_owned(),
+            cc: None,
+            source_date_epoch: crate::DEFAULT_EPOCH,
+        }
+    }
 }
 
 /// The manifest path of §2.2.

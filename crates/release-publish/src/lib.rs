@@ -13,11 +13,11 @@
 //! let dir = tempfile::tempdir()?;
 //! fs_err::write(dir.path().join("jax-0.8.0-py3-none-any.whl"), "wheel")?;
 //! fs_err::write(dir.path().join("notes.txt"), "not a package")?;
-//! let release = LocalRelease {
-//!     release_type: ReleaseType::Dev,
-//!     product: ReleaseProduct::Jax,
-//!     layout: PackageLayout::Structured(PythonIndex::WhlNext),
-//! };
+//! let release = LocalRelease::new(
+//!     ReleaseType::Dev,
+//!     ReleaseProduct::Jax,
+//!     PackageLayout::Structured(PythonIndex::WhlNext),
+//! );
 //! let plan = release.plan(dir.path())?;
 //! assert_eq!(plan.files.len(), 1);
 //! assert_eq!(

@@ -31,6 +31,7 @@ pub enum PackageLayout {
 
 /// A product's release of locally built Python packages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LocalRelease {
     /// The release type (not `ci`).
     pub release_type: ReleaseType,
@@ -38,6 +39,17 @@ pub struct LocalRelease {
     pub product: ReleaseProduct,
     /// The destination layout.
     pub layout: PackageLayout,
+}
+
+impl LocalRelease {
+    /// A `release_type` release of `product` into the `layout` of its repository.
+    pub fn new(release_type: ReleaseType, product: ReleaseProduct, layout: PackageLayout) -> Self {
+        LocalRelease {
+            release_type,
+            product,
+            layout,
+        }
+    }
 }
 
 /// One file to publish.

@@ -62,6 +62,7 @@ impl PythonMode {
 
 /// A publication of a run as the command line asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunPublication {
     /// The run.
     pub run_id: String,
@@ -79,6 +80,29 @@ pub struct RunPublication {
     pub concurrency: usize,
     /// Print the planned copies, copy nothing.
     pub dry_run: bool,
+}
+
+impl RunPublication {
+    /// Publishes run `run_id` on `platform` as a `release_type` release with its Python
+    /// packages as `python` says: native packages included, not an ASAN build,
+    /// [`storage_backend::DEFAULT_CONCURRENCY`] copies at once.
+    pub fn new(
+        run_id: impl Into<String>,
+        platform: Platform,
+        release_type: ReleaseType,
+        python: PythonMode,
+    ) -> Self {
+        RunPublication {
+            run_id: run_id.into(),
+            platform,
+            release_type,
+            python,
+            skip_native_packages: false,
+            asan: false,
+            concurrency: storage_backend::DEFAULT_CONCURRENCY,
+            dry_run: false,
+        }
+    }
 }
 
 /// Publishes a run: resolves its output root in the artifacts bucket (the selection report

@@ -54,6 +54,7 @@ pub enum FamilyTable {
 
 /// A resolved command line.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Request {
     /// `--output-dir`.
     pub output_dir: PathBuf,
@@ -79,6 +80,33 @@ pub struct Request {
     pub extract_concurrency: usize,
     /// Run mode: use archives that cannot be verified (`--allow-unverified`).
     pub allow_unverified: bool,
+}
+
+impl Request {
+    /// Installs `artifact_group` from `source` into `output_dir`: this machine's platform,
+    /// every target of the group, the default components, the family table of the checkout,
+    /// 10 downloads and [`pipeline::default_extract_concurrency`] unpackings at once,
+    /// unverifiable archives failing.
+    pub fn new(
+        output_dir: impl Into<PathBuf>,
+        artifact_group: impl Into<String>,
+        source: Source,
+    ) -> Self {
+        Request {
+            output_dir: output_dir.into(),
+            artifact_group: artifact_group.into(),
+            source,
+            dry_run: false,
+            amdgpu_targets: String::new(),
+            run_github_repo: None,
+            selection: Selection::default(),
+            family_table: None,
+            platform: Platform::host(),
+            download_concurrency: 10,
+            extract_concurrency: pipeline::default_extract_concurrency(),
+            allow_unverified: false,
+        }
+    }
 }
 
 impl Request {

@@ -1,24 +1,16 @@
 use super::*;
 
 fn request(source: Source) -> Request {
-    Request {
-        output_dir: PathBuf::from("./therock-build"),
-        artifact_group: "gfx94X-dcgpu".to_owned(),
-        source,
-        dry_run: false,
-        amdgpu_targets: String::new(),
-        run_github_repo: None,
-        selection: Selection {
-            on: vec!["blas"],
-            tests: false,
-            base_only: false,
-        },
-        family_table: None,
-        platform: Platform::Linux,
-        download_concurrency: 10,
-        extract_concurrency: 2,
-        allow_unverified: false,
-    }
+    // The defaults of `Request::new`, with the platform, components and unpackings fixed.
+    let mut request = Request::new("./therock-build", "gfx94X-dcgpu", source);
+    request.selection = Selection {
+        on: vec!["blas"],
+        tests: false,
+        base_only: false,
+    };
+    request.platform = Platform::Linux;
+    request.extract_concurrency = 2;
+    request
 }
 
 #[test]

@@ -19,6 +19,7 @@ use crate::report::python_list_repr;
 
 /// What to look for, and where.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Query {
     /// The repository whose runs are searched.
     pub repository: GithubRepository,
@@ -39,6 +40,29 @@ pub struct Query {
     /// A TheRock checkout, for the GPU family table; else the working directory or the first
     /// of its parents holding `BUILD_TOPOLOGY.toml`.
     pub therock_dir: Option<PathBuf>,
+}
+
+impl Query {
+    /// Runs of `workflow` in `repository` on `platform`, for every artifact group and target,
+    /// no artifact required, the first match taken, whatever the run's conclusion, the
+    /// topology of the working directory's checkout.
+    pub fn new(
+        repository: GithubRepository,
+        workflow: impl Into<String>,
+        platform: Platform,
+    ) -> Self {
+        Query {
+            repository,
+            workflow: workflow.into(),
+            platform,
+            artifact_groups: Vec::new(),
+            amdgpu_targets: Vec::new(),
+            required_artifacts: Vec::new(),
+            require_single_run: false,
+            require_successful_run: false,
+            therock_dir: None,
+        }
+    }
 }
 
 /// Where [`Finder::latest`] looks.

@@ -46,17 +46,13 @@ fn other_tasks_run_while_a_look_up_waits_for_a_rate_limit() {
         "GITHUB_TOKEN" => Some("t0k".to_owned()),
         _ => None,
     };
-    let query = Query {
-        repository: "ROCm/TheRock".parse().unwrap(),
-        workflow: "multi_arch_ci.yml".to_owned(),
-        platform: workflow_outputs::Platform::Linux,
-        artifact_groups: vec!["gfx94X-dcgpu".to_owned()],
-        amdgpu_targets: Vec::new(),
-        required_artifacts: Vec::new(),
-        require_single_run: false,
-        require_successful_run: false,
-        therock_dir: Some(work.path().to_path_buf()),
-    };
+    let mut query = Query::new(
+        "ROCm/TheRock".parse().unwrap(),
+        "multi_arch_ci.yml",
+        workflow_outputs::Platform::Linux,
+    );
+    query.artifact_groups = vec!["gfx94X-dcgpu".to_owned()];
+    query.therock_dir = Some(work.path().to_path_buf());
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

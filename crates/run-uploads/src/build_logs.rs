@@ -14,6 +14,7 @@ use crate::{Error, combine, steps};
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The artifact group.
     pub artifact_group: String,
@@ -37,6 +38,27 @@ pub struct Plan {
     pub concurrency: usize,
     /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
     pub mtime: u64,
+}
+
+impl Plan {
+    /// Archives and uploads the logs of `artifact_group` in `build_dir` for the run in
+    /// `GITHUB_RUN_ID` (set [`Plan::run_id`]): to S3, every object written, with
+    /// [`storage_backend::DEFAULT_CONCURRENCY`] uploads at once, archive members stamped 0.
+    pub fn new(artifact_group: impl Into<String>, build_dir: impl Into<PathBuf>) -> Self {
+        Plan {
+            artifact_group: artifact_group.into(),
+            build_dir: build_dir.into(),
+            upload: true,
+            run_id: None,
+            job_status: None,
+            output_dir: None,
+            dry_run: false,
+            preflight: false,
+            overwrite: Overwrite::Always,
+            concurrency: storage_backend::DEFAULT_CONCURRENCY,
+            mtime: 0,
+        }
+    }
 }
 
 /// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build, printing the

@@ -15,6 +15,7 @@ use crate::{Error, steps, upload_logs};
 
 /// A publication of a package repository.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The package format.
     pub pkg_type: PkgType,
@@ -22,6 +23,21 @@ pub struct Plan {
     pub run_id: String,
     /// The directory of built packages (and its `logs/`).
     pub package_dir: PathBuf,
+}
+
+impl Plan {
+    /// Publishes the `pkg_type` packages of `package_dir` for run `run_id`.
+    pub fn new(
+        pkg_type: PkgType,
+        run_id: impl Into<String>,
+        package_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Plan {
+            pkg_type,
+            run_id: run_id.into(),
+            package_dir: package_dir.into(),
+        }
+    }
 }
 
 /// Publishes the repository, progress to `out`, the bucket resolution and the messages of the

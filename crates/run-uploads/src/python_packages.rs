@@ -14,6 +14,7 @@ use crate::{Error, KeyError, check_key_component, steps};
 
 /// An upload of Python packages.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The directory of built packages (its `dist/` subdirectory when there is one).
     pub packages_dir: PathBuf,
@@ -31,6 +32,27 @@ pub struct Plan {
     pub options: TransferOptions,
     /// Only prove that the destination can be written.
     pub preflight: bool,
+}
+
+impl Plan {
+    /// Uploads the packages of `packages_dir` built for `artifact_group` to run `run_id`: the
+    /// run's own bucket, one index per family, to S3 with the default transfer options.
+    pub fn new(
+        packages_dir: impl Into<PathBuf>,
+        artifact_group: impl Into<String>,
+        run_id: impl Into<String>,
+    ) -> Self {
+        Plan {
+            packages_dir: packages_dir.into(),
+            artifact_group: artifact_group.into(),
+            run_id: run_id.into(),
+            bucket: None,
+            multiarch: false,
+            output_dir: None,
+            options: TransferOptions::default(),
+            preflight: false,
+        }
+    }
 }
 
 impl Plan {

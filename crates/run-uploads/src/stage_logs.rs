@@ -17,6 +17,7 @@ pub const MANIFEST_STAGE: &str = "compiler-runtime";
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The workflow run id.
     pub run_id: String,
@@ -38,6 +39,32 @@ pub struct Plan {
     pub options: TransferOptions,
     /// mtime of archive members (`SOURCE_DATE_EPOCH`, else 0).
     pub mtime: u64,
+}
+
+impl Plan {
+    /// Uploads the logs of stage `stage` for `amdgpu_family` in `build_dir` to run `run_id` on
+    /// `platform`: to S3 with the default transfer options, the ccache archive at
+    /// [`artifacts::CCACHE_ZSTD_LEVEL`], archive members stamped 0.
+    pub fn new(
+        run_id: impl Into<String>,
+        platform: Platform,
+        stage: impl Into<String>,
+        amdgpu_family: impl Into<String>,
+        build_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Plan {
+            run_id: run_id.into(),
+            platform,
+            stage: stage.into(),
+            amdgpu_family: amdgpu_family.into(),
+            build_dir: build_dir.into(),
+            compression_level: artifacts::CCACHE_ZSTD_LEVEL,
+            output_dir: None,
+            preflight: false,
+            options: TransferOptions::default(),
+            mtime: 0,
+        }
+    }
 }
 
 /// Writes `{build}/logs/ninja_logs.tar.gz` from every `.ninja_log` of the build (names relative

@@ -15,6 +15,7 @@ use crate::{Error, steps};
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The directory of tarballs.
     pub input_tarballs_dir: PathBuf,
@@ -30,6 +31,26 @@ pub struct Plan {
     pub preflight: bool,
     /// Transfer options (dry run, overwrite, concurrency).
     pub options: TransferOptions,
+}
+
+impl Plan {
+    /// Uploads the tarballs of `input_tarballs_dir` to run `run_id` on `platform`: to S3 with
+    /// the default transfer options, the release type from the environment.
+    pub fn new(
+        input_tarballs_dir: impl Into<PathBuf>,
+        run_id: impl Into<String>,
+        platform: Platform,
+    ) -> Self {
+        Plan {
+            input_tarballs_dir: input_tarballs_dir.into(),
+            run_id: run_id.into(),
+            platform,
+            release_type: None,
+            output_dir: None,
+            preflight: false,
+            options: TransferOptions::default(),
+        }
+    }
 }
 
 fn is_tarball(name: &str) -> bool {

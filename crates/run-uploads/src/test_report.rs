@@ -14,6 +14,7 @@ use crate::{Error, steps};
 
 /// What to do, after flags and environment are resolved.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     /// The workflow run id.
     pub run_id: String,
@@ -33,6 +34,30 @@ pub struct Plan {
     pub preflight: bool,
     /// Transfer options (dry run, overwrite, concurrency).
     pub options: TransferOptions,
+}
+
+impl Plan {
+    /// Uploads the report `report_path` of run `run_id` into `subfolder` with its index page
+    /// `index_file_name`: this machine's platform, to S3 with the default transfer options, no
+    /// log destination.
+    pub fn new(
+        run_id: impl Into<String>,
+        subfolder: impl Into<String>,
+        report_path: impl Into<PathBuf>,
+        index_file_name: impl Into<String>,
+    ) -> Self {
+        Plan {
+            run_id: run_id.into(),
+            subfolder: subfolder.into(),
+            report_path: report_path.into(),
+            log_destination: None,
+            index_file_name: index_file_name.into(),
+            platform: Platform::host(),
+            output_dir: None,
+            preflight: false,
+            options: TransferOptions::default(),
+        }
+    }
 }
 
 /// The files that are reports: names ending in `.html` (case-sensitive, as the reference's

@@ -11,22 +11,12 @@ fn opts(targets: Option<&[&str]>) -> BuildOptions {
     } else {
         (targets, None)
     };
-    BuildOptions {
-        artifact_dir: PathBuf::from("/ART"),
-        dest_dir: PathBuf::from("/DEST"),
-        build_packages: true,
-        version: "0.0.1.test".into(),
-        version_suffix: String::new(),
-        devel_tarball_compression: false,
-        wheel_compression: true,
-        deflate_level: crate::DEFAULT_DEFLATE_LEVEL,
-        linux_targets,
-        windows_targets,
-        templates_dir: PathBuf::new(),
-        python: "python3".into(),
-        cc: None,
-        source_date_epoch: 0,
-    }
+    // The defaults of `BuildOptions::new`, with the targets and the epoch fixed.
+    let mut options = BuildOptions::new("/ART", "/DEST", PathBuf::new(), "0.0.1.test");
+    options.linux_targets = linux_targets;
+    options.windows_targets = windows_targets;
+    options.source_date_epoch = 0;
+    options
 }
 
 fn set(items: &[&str]) -> BTreeSet<String> {
