@@ -373,7 +373,7 @@ pub struct FetchRequest {
 
 /// Keeps the artifacts for `group`/`targets` (spec §12.2 step 5), or all archives when neither
 /// is given.
-pub fn select_by_target(
+pub(crate) fn select_by_target(
     all: &[ArtifactEntry],
     group: Option<&str>,
     targets: &[String],
@@ -389,7 +389,7 @@ pub fn select_by_target(
 }
 
 /// Applies the include/exclude regexes (unanchored search) to file names.
-pub fn filter_by_regex(
+pub(crate) fn filter_by_regex(
     names: Vec<ArtifactEntry>,
     include: &[Regex],
     exclude: &[Regex],
@@ -554,7 +554,7 @@ struct Slots<'s> {
 }
 
 /// The closing line of a fetch: artifacts, bytes, wall time, throughput and retries.
-pub fn fetched_totals_line(
+pub(crate) fn fetched_totals_line(
     done: usize,
     total: usize,
     bytes: u64,

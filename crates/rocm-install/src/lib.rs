@@ -188,7 +188,7 @@ fn derived_targets(request: &Request, out: &mut dyn Write) -> Result<String, Err
 
 /// The command line the reference hands to `fetch_artifacts` for run mode (printed, and the
 /// same request is made in-process).
-pub fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<String> {
+pub(crate) fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<String> {
     let mut argv: Vec<String> = [
         "--run-id",
         run_id,

@@ -34,4 +34,4 @@ pub use build_topology::AMDGPU_TARGETS_CMAKE;
 pub use error::FinderError;
 pub use finder::{Finder, LatestSource, Query};
 pub use groups::{GroupMatch, select_group};
-pub use report::{ArtifactRunInfo, print_outcome, python_list_repr, write_results};
+pub use report::{ArtifactRunInfo, print_outcome, write_results};

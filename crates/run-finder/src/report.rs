@@ -211,7 +211,7 @@ pub fn print_outcome(
 }
 
 /// A Python `repr` of a list of strings, as the reference prints `artifact_group=[...]`.
-pub fn python_list_repr(items: &[String]) -> String {
+pub(crate) fn python_list_repr(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
         .map(|s| {

@@ -140,7 +140,7 @@ async fn upload_logs(
 /// The job summary lines (spec §11.7). With `staging` (an `--output-dir` run, nothing
 /// uploaded) each link is the staged file's absolute path instead of its S3 URL, and an index
 /// page that was not staged is linked as its directory.
-pub fn summary_lines(
+pub(crate) fn summary_lines(
     root: &WorkflowOutputRoot,
     group: &str,
     build_dir: &Path,

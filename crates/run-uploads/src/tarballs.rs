@@ -59,7 +59,7 @@ fn is_tarball(name: &str) -> bool {
 
 /// The multi-arch tarball among the top-level `names` (sorted): the first whose name starts
 /// with `therock-dist-{platform}-multiarch-` and does not contain `-tests-`.
-pub fn multiarch_tarball(names: &[String], platform: Platform) -> Option<&str> {
+pub(crate) fn multiarch_tarball(names: &[String], platform: Platform) -> Option<&str> {
     let prefix = format!("therock-dist-{platform}-multiarch-");
     names
         .iter()

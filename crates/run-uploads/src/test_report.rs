@@ -65,7 +65,7 @@ impl Plan {
 const REPORT_SUFFIX: &str = ".html";
 
 /// The summary line linking the index page at `index`.
-pub fn summary_line(index: &StorageLocation) -> String {
+pub(crate) fn summary_line(index: &StorageLocation) -> String {
     format!("[Report (S3)]({})", index.https_url())
 }
 
