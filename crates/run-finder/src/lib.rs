@@ -9,8 +9,7 @@
 //!   group's family and its targets, case-insensitively by base architecture).
 //! - [`ArtifactRunInfo`] and [`write_results`]: the result records and how the tools print
 //!   them (text blocks or a JSON document); [`print_outcome`] prints them or the line saying
-//!   nothing matched ([`Query::not_found`], [`LatestSource::not_found`]);
-//!   [`python_list_repr`] for the group list.
+//!   nothing matched ([`Query::not_found`], [`LatestSource::not_found`]).
 //!
 //! ```
 //! use run_finder::select_group;
