@@ -12,11 +12,9 @@
 //! read, and a replaced file keeps its mode, owner, group and extended attributes.
 //!
 //! ```no_run
-//! let edit = elf_patch::Edit {
-//!     add_rpath: vec!["$ORIGIN/../../_rocm_sdk_core/lib".into()],
-//!     force_rpath: true,
-//!     ..Default::default()
-//! };
+//! let mut edit = elf_patch::Edit::default();
+//! edit.add_rpath = vec!["$ORIGIN/../../_rocm_sdk_core/lib".into()];
+//! edit.force_rpath = true;
 //! elf_patch::patch_file("lib/librocblas.so.5".as_ref(), &edit)?;
 //! # Ok::<(), elf_patch::Error>(())
 //! ```
