@@ -1,9 +1,9 @@
 //! A tool outside the rock-ci workspace that embeds its libraries through their public API.
 //!
-//! `embed --layout-only RUN_ID` prints where run RUN_ID's outputs live (rock-ci-workflow-outputs
-//! only; the one mode built without the default `full` feature).
+//! `embed --layout-only RUN_ID` prints where run `RUN_ID`'s outputs live
+//! (`rock-ci-workflow-outputs` only; the one mode built without the default `full` feature).
 //!
-//! `embed WORK_DIR` (feature `full`) does, in WORK_DIR, what an embedding CI tool would:
+//! `embed WORK_DIR` (feature `full`) does, in `WORK_DIR`, what an embedding CI tool would:
 //! 1. computes the layout of run `EMBED_RUN_ID` (default 4242) of this machine's platform;
 //! 2. builds a shared library with `cc` (`$CC`) and sets its RUNPATH and SONAME (elf-patch);
 //! 3. pushes stage `embed` of its own `BUILD_TOPOLOGY.toml` (two artifacts, one holding the
@@ -77,7 +77,7 @@ mod full {
     use artifact_backend::{ArtifactBackend, FlattenIndex};
     use build_topology::Checkout;
     use storage_backend::{ClientOptions, Reporter, S3Client, S3StorageBackend, TransferOptions};
-    use workflow_outputs::Platform;
+    use workflow_outputs::{Platform, WorkflowOutputRoot};
 
     type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -99,6 +99,17 @@ artifact_deps = []
 [artifacts.embed-b]
 artifact_group = "embed-group"
 artifact_deps = []
+"#;
+
+    /// The package of the wheel: the library as package data.
+    const SETUP_PY: &str = r#"from setuptools import setup
+setup(
+    name="embed-demo",
+    version="0.2.0",
+    packages=["embed_demo"],
+    include_package_data=True,
+    options={"bdist_wheel": {"plat_name": "manylinux_2_17_x86_64"}},
+)
 "#;
 
     /// A progress callback: one line per finished transfer, bytes counted.
@@ -135,9 +146,9 @@ artifact_deps = []
 
     fn write(path: &Path, content: &[u8]) -> Result<()> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+            fs_err::create_dir_all(parent)?;
         }
-        std::fs::write(path, content)?;
+        fs_err::write(path, content)?;
         Ok(())
     }
 
@@ -192,38 +203,29 @@ artifact_deps = []
         Ok(())
     }
 
-    pub(crate) fn run(work: &Path) -> Result<()> {
-        let run_id = std::env::var("EMBED_RUN_ID").unwrap_or_else(|_| "4242".to_owned());
-        let platform = Platform::host();
-        let root = super::layout(&run_id, platform)?;
-
-        let lib = shared_library(&work.join("elf"))?;
-        patch(&lib)?;
-
-        // The run's bucket, as an S3 client of the environment's endpoint and credentials.
-        let runtime = tokio::runtime::Runtime::new()?;
+    /// A client of the environment's S3 endpoint and credentials.
+    async fn client() -> Result<S3Client> {
         let lookup = |var: &str| std::env::var(var).ok();
-        runtime.block_on(async {
-            let options = ClientOptions::reading("us-east-1");
-            let client = S3Client::connect_with(&options, &lookup).await?;
-            S3StorageBackend::new(client, TransferOptions::default())
-                .create_bucket(root.bucket())
-                .await?;
-            Ok::<_, Box<dyn std::error::Error>>(())
-        })?;
+        Ok(S3Client::connect_with(&ClientOptions::reading("us-east-1"), &lookup).await?)
+    }
 
-        // Push stage `embed` of the example's topology.
+    /// Pushes stage `embed` of the example's topology: `embed-a` holding `library`, `embed-b`.
+    async fn push_stage(
+        work: &Path,
+        run_id: &str,
+        platform: Platform,
+        library: &[u8],
+    ) -> Result<()> {
         let checkout_dir = work.join("therock");
         write(
             &checkout_dir.join(build_topology::TOPOLOGY_FILE_NAME),
             TOPOLOGY.as_bytes(),
         )?;
         let build = work.join("build");
-        let library = std::fs::read(&lib)?;
         exploded(
             &build,
             "embed-a_lib_generic",
-            &[("lib/libembed.so", &library)],
+            &[("lib/libembed.so", library)],
         )?;
         exploded(
             &build,
@@ -231,51 +233,82 @@ artifact_deps = []
             &[("share/readme.txt", b"embed-b\n")],
         )?;
         let mut given = GivenRun::default();
-        given.run_id = Some(run_id.clone());
+        given.run_id = Some(run_id.to_owned());
         given.platform = Some(platform);
         let env: artifact_backend::stages::Env = Arc::new(|var: &str| std::env::var(var).ok());
         let run = RunOptions::resolve(given, env, 2)?;
-        let mut checkout = Checkout::default();
-        checkout.therock_dir = Some(checkout_dir);
+        let checkout = Checkout {
+            therock_dir: Some(checkout_dir),
+            ..Checkout::default()
+        };
         let request = PushRequest::new(run, checkout, "embed", &build);
         let mut lines = Vec::new();
-        runtime.block_on(push(&request, &mut lines))?;
+        push(&request, &mut lines).await?;
         print!("{}", String::from_utf8_lossy(&lines));
+        Ok(())
+    }
 
-        // List the run's artifacts and fetch both, with the example's own progress.
+    /// Lists the run's artifacts and fetches both into `{work}/fetched`, reporting to
+    /// `progress`.
+    async fn fetch_both(
+        work: &Path,
+        root: &WorkflowOutputRoot,
+        progress: Arc<Progress>,
+    ) -> Result<()> {
+        let backend = ArtifactBackend::s3(client().await?, root.clone()).with_reporter(progress);
+        let listed = backend.list_artifacts(None).await?;
+        let names: Vec<&str> = listed.iter().map(|e| e.file_name.as_str()).collect();
+        println!("listed: {}", names.join(" "));
+        if listed.len() != 2 {
+            return Err(format!("expected the 2 pushed artifacts, listed {}", listed.len()).into());
+        }
+        let index = Arc::new(FlattenIndex::default());
+        for entry in &listed {
+            let fetched = backend
+                .fetch_extracted(
+                    &entry.file_name,
+                    &work.join("fetched"),
+                    artifacts::Layout::Full,
+                    index.clone(),
+                )
+                .await?;
+            println!("fetched: {} sha256 {}", fetched.key, fetched.sha256);
+        }
+        Ok(())
+    }
+
+    /// One wheel of a package holding `library`, in `{work}/dist`.
+    fn wheel(work: &Path, library: &[u8]) -> Result<PathBuf> {
+        let package = work.join("wheel-src");
+        write(&package.join("setup.py"), SETUP_PY.as_bytes())?;
+        write(&package.join("embed_demo/__init__.py"), b"")?;
+        write(&package.join("embed_demo/lib/libembed.so"), library)?;
+        let options = py_packaging::WheelOptions::default();
+        Ok(py_packaging::build_wheel(
+            &package,
+            &work.join("dist"),
+            &options,
+        )?)
+    }
+
+    pub(crate) fn run(work: &Path) -> Result<()> {
+        let run_id = std::env::var("EMBED_RUN_ID").unwrap_or_else(|_| "4242".to_owned());
+        let platform = Platform::host();
+        let root = super::layout(&run_id, platform)?;
+
+        let lib = shared_library(&work.join("elf"))?;
+        patch(&lib)?;
+        let library = fs_err::read(&lib)?;
+
+        let runtime = tokio::runtime::Runtime::new()?;
         let progress = Arc::new(Progress::default());
-        let fetched_dir = work.join("fetched");
         runtime.block_on(async {
-            let options = ClientOptions::reading("us-east-1");
-            let client = S3Client::connect_with(&options, &lookup).await?;
-            let backend = ArtifactBackend::s3(client, root.clone()).with_reporter(progress.clone());
-            let listed = backend.list_artifacts(None).await?;
-            println!(
-                "listed: {}",
-                listed
-                    .iter()
-                    .map(|e| e.file_name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
-            if listed.len() != 2 {
-                return Err(
-                    format!("expected the 2 pushed artifacts, listed {}", listed.len()).into(),
-                );
-            }
-            let index = Arc::new(FlattenIndex::default());
-            for entry in &listed {
-                let fetched = backend
-                    .fetch_extracted(
-                        &entry.file_name,
-                        &fetched_dir,
-                        artifacts::Layout::Full,
-                        index.clone(),
-                    )
-                    .await?;
-                println!("fetched: {} sha256 {}", fetched.key, fetched.sha256);
-            }
-            Ok::<_, Box<dyn std::error::Error>>(())
+            // The run's bucket, then the stage pushed into it and fetched back.
+            S3StorageBackend::new(client().await?, TransferOptions::default())
+                .create_bucket(root.bucket())
+                .await?;
+            push_stage(work, &run_id, platform, &library).await?;
+            fetch_both(work, &root, progress.clone()).await
         })?;
         println!(
             "progress: {} transfers, {} bytes",
@@ -283,28 +316,7 @@ artifact_deps = []
             progress.bytes.load(Ordering::Relaxed)
         );
 
-        // One wheel of a package holding the patched library.
-        let package = work.join("wheel-src");
-        write(
-            &package.join("setup.py"),
-            br#"from setuptools import setup
-setup(
-    name="embed-demo",
-    version="0.2.0",
-    packages=["embed_demo"],
-    include_package_data=True,
-    options={"bdist_wheel": {"plat_name": "manylinux_2_17_x86_64"}},
-)
-"#,
-        )?;
-        write(&package.join("embed_demo/__init__.py"), b"")?;
-        write(&package.join("embed_demo/lib/libembed.so"), &library)?;
-        let wheel = py_packaging::build_wheel(
-            &package,
-            &work.join("dist"),
-            &py_packaging::WheelOptions::default(),
-        )?;
-        println!("wheel: {}", wheel.display());
+        println!("wheel: {}", wheel(work, &library)?.display());
         Ok(())
     }
 }
