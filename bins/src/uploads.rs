@@ -52,13 +52,11 @@ pub struct UploadArgs {
 impl UploadArgs {
     /// The transfer options these flags ask for.
     pub fn options(&self) -> TransferOptions {
-        {
-            let mut transfer_options = TransferOptions::default();
-            transfer_options.concurrency = self.upload_concurrency.max(1);
-            transfer_options.overwrite = self.overwrite.into();
-            transfer_options.dry_run = self.dry_run;
-            transfer_options
-        }
+        let mut options = TransferOptions::default();
+        options.concurrency = self.upload_concurrency.max(1);
+        options.overwrite = self.overwrite.into();
+        options.dry_run = self.dry_run;
+        options
     }
 }
 

@@ -224,21 +224,11 @@ pub async fn reader_client(
     transfers: usize,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<S3Client, storage_backend::Error> {
-    let reading = storage_backend::ClientOptions::reading(region);
-    let max_idle_connections = if transfers == 0 {
-        reading.max_idle_connections
-    } else {
-        transfers * 8
-    };
-    S3Client::connect_with(
-        &{
-            let mut client_options = reading;
-            client_options.max_idle_connections = max_idle_connections;
-            client_options
-        },
-        lookup,
-    )
-    .await
+    let mut reading = storage_backend::ClientOptions::reading(region);
+    if transfers != 0 {
+        reading.max_idle_connections = transfers * 8;
+    }
+    S3Client::connect_with(&reading, lookup).await
 }
 
 impl FetchRequest {

@@ -282,11 +282,8 @@ impl LocalPublication {
             self.plan.print_dry_run(out).map_err(Error::Stdout)?;
             self.plan.files.len()
         } else {
-            let options = {
-                let mut transfer_options = TransferOptions::default();
-                transfer_options.concurrency = concurrency;
-                transfer_options
-            };
+            let mut options = TransferOptions::default();
+            options.concurrency = concurrency;
             let region = self.region();
             let backend =
                 StorageBackend::for_upload(None, options, region, reporter, lookup).await?;

@@ -149,11 +149,8 @@ pub async fn publish_run(
         date: file_tree::utc_date_stamp(secs).unwrap_or_default(),
     };
     let destination = release.destination()?;
-    let options = {
-        let mut transfer_options = TransferOptions::default();
-        transfer_options.concurrency = publication.concurrency;
-        transfer_options
-    };
+    let mut options = TransferOptions::default();
+    options.concurrency = publication.concurrency;
     let s3 = if publication.dry_run {
         // A dry run writes nothing: it lists the sources with the credentials there are, or
         // unsigned when there are none (the artifacts buckets are publicly readable).

@@ -155,18 +155,12 @@ fn unpack(asset: &str, reader: &mut dyn std::io::Read, dest: &Path) -> Result<u6
 async fn connect(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<S3StorageBackend, storage_backend::Error> {
-    let client = S3Client::connect_with(
-        &{
-            let mut client_options = ClientOptions::default();
-            client_options.region = Some(storage_backend::DEFAULT_REGION.to_owned());
-            // Public buckets, read as the reference does: unsigned.
-            client_options.anonymous = Anonymous::Always;
-            client_options.max_idle_connections = PARTS_IN_FLIGHT * 2;
-            client_options
-        },
-        lookup,
-    )
-    .await?;
+    let mut options = ClientOptions::default();
+    options.region = Some(storage_backend::DEFAULT_REGION.to_owned());
+    // Public buckets, read as the reference does: unsigned.
+    options.anonymous = Anonymous::Always;
+    options.max_idle_connections = PARTS_IN_FLIGHT * 2;
+    let client = S3Client::connect_with(&options, lookup).await?;
     Ok(S3StorageBackend::new(
         client,
         storage_backend::TransferOptions::default(),

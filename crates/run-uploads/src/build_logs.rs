@@ -203,13 +203,10 @@ async fn upload_target(
         is_pr_from_fork: fork,
     });
     let root = WorkflowOutputRoot::for_workflow_run(run_id, Platform::host(), &selection)?;
-    let options = {
-        let mut transfer_options = TransferOptions::default();
-        transfer_options.concurrency = plan.concurrency;
-        transfer_options.overwrite = plan.overwrite;
-        transfer_options.dry_run = plan.dry_run;
-        transfer_options
-    };
+    let mut options = TransferOptions::default();
+    options.concurrency = plan.concurrency;
+    options.overwrite = plan.overwrite;
+    options.dry_run = plan.dry_run;
     let backend = StorageBackend::for_upload(
         plan.output_dir.as_deref(),
         options,

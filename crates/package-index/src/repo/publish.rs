@@ -21,9 +21,9 @@ use crate::{Error, deb, rpm};
 /// The transfer options of a repository's uploads: files already published unchanged are not
 /// written again.
 pub fn transfer_options() -> TransferOptions {
-    let mut transfer_options = TransferOptions::default();
-    transfer_options.overwrite = Overwrite::IfDifferent;
-    transfer_options
+    let mut options = TransferOptions::default();
+    options.overwrite = Overwrite::IfDifferent;
+    options
 }
 
 /// Uploads the packages of `prepared` with `backend` (S3, with [`transfer_options`]) and
