@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::frames::read::FramedDecoder;
+use crate::frames::write::FramedEncoder;
 use crate::{ArchiveFormat, Error};
 
 /// The zstd level used when none is given.
@@ -81,14 +83,21 @@ impl Compression {
     }
 }
 
+/// The cores, as the threads a zstd archive is compressed or decompressed on.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// Wraps `reader` in the decompressor of `format`: the uncompressed tar stream. The
-/// decompressor reads straight from `reader`'s buffer (no second buffer, no copy).
+/// decompressor reads straight from `reader`'s buffer (no second buffer, no copy). A zstd
+/// archive of several frames is decoded on as many threads as there are cores
+/// ([`FramedDecoder`]); one of a single frame as a stream on the caller's thread.
 pub fn decoder<'a, R: BufRead + Send + 'a>(
     format: ArchiveFormat,
     reader: R,
 ) -> io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match format {
-        ArchiveFormat::TarZst => Box::new(zstd::stream::read::Decoder::with_buffer(reader)?),
+        ArchiveFormat::TarZst => Box::new(FramedDecoder::new(reader, cores())),
         ArchiveFormat::TarXz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(reader)),
     })
 }
@@ -135,7 +144,7 @@ impl Write for Hashing {
 }
 
 enum Encoder {
-    Zstd(zstd::stream::write::Encoder<'static, BufWriter<Hashing>>),
+    Zstd(FramedEncoder<BufWriter<Hashing>>),
     Xz(liblzma::write::XzEncoder<BufWriter<Hashing>>),
     Gzip(flate2::write::GzEncoder<BufWriter<Hashing>>),
     Plain(BufWriter<Hashing>),
@@ -246,13 +255,17 @@ pub struct ArchiveWriter {
 }
 
 impl ArchiveWriter {
-    /// Starts an archive to be written to `dest`.
+    /// Starts an archive to be written to `dest`, zstd compressing on as many threads as there
+    /// are cores.
     pub fn create(dest: &Path, compression: Compression) -> Result<Self, Error> {
-        Self::create_with_workers(dest, compression, 0)
+        Self::create_with_workers(dest, compression, u32::try_from(cores()).unwrap_or(1))
     }
 
     /// Starts an archive to be written to `dest`, zstd compressing on `workers` threads of its
     /// own beside the caller's (0: on the caller's thread only; other compressions ignore it).
+    /// A zstd archive is written as independent frames of [`FRAME_SIZE`] uncompressed bytes,
+    /// each with its content size and checksum, then a seek table (the zstd seekable format):
+    /// every zstd reader reads it as before, and [`decoder`] on several threads.
     pub fn create_with_workers(
         dest: &Path,
         compression: Compression,
@@ -281,19 +294,12 @@ impl ArchiveWriter {
             },
         );
         let encoder = match compression {
-            // With the frame's content checksum (as the `zstd` program writes it): a damaged
+            // With each frame's content checksum (as the `zstd` program writes it): a damaged
             // archive fails to decode even where no `.sha256sum` vouches for it.
-            Compression::Zstd { level } => Encoder::Zstd({
-                let mut e = zstd::stream::write::Encoder::new(out, level)
-                    .map_err(|e| FileError::write(dest, e))?;
-                e.include_checksum(true)
-                    .map_err(|e| FileError::write(dest, e))?;
-                if workers > 0 {
-                    e.multithread(workers)
-                        .map_err(|e| FileError::write(dest, e))?;
-                }
-                e
-            }),
+            Compression::Zstd { level } => Encoder::Zstd(
+                FramedEncoder::new(out, level, workers as usize)
+                    .map_err(|e| FileError::write(dest, e))?,
+            ),
             Compression::Xz { preset } => Encoder::Xz(liblzma::write::XzEncoder::new(out, preset)),
             // No name and mtime 0 in the gzip header: the same input gives the same bytes.
             Compression::Gzip { level } => Encoder::Gzip(

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 mod archive;
 mod extract;
+mod frames;
 mod logs;
 mod name;
 mod pack;
@@ -43,6 +44,8 @@ pub use extract::{
     Extracted, Layout, MANIFEST_NAME, SharedTree, UnsafeMember, extract_artifact,
     extract_artifact_shared, extract_tree,
 };
+pub use frames::FRAME_SIZE;
+pub use frames::read::FramedDecoder;
 pub use logs::{
     CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, CCACHE_ZSTD_LEVEL, LogArchive, NINJA_LOG,
     NINJA_LOGS_ARCHIVE, archive_ccache_logs, archive_ninja_logs, find_ninja_logs,

@@ -1,0 +1,221 @@
+//! Writing a zstd stream as independent frames of [`FRAME_SIZE`] uncompressed bytes, each with
+//! its content size and checksum, compressed on worker threads and written in order, then the
+//! seek table.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use zstd::zstd_safe::CParameter;
+
+use super::{FRAME_SIZE, SeekEntry, seek_table};
+
+/// A frame to compress: its bytes, and where the compressed frame goes (with the input back
+/// for reuse).
+type Job = (Vec<u8>, SyncSender<Compressed>);
+type Compressed = io::Result<(Vec<u8>, Vec<u8>)>;
+
+/// A compressor for one frame at a time, with the content checksum.
+fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    c.set_parameter(CParameter::ChecksumFlag(true))?;
+    Ok(c)
+}
+
+fn compress(c: &mut zstd::bulk::Compressor<'_>, input: &[u8]) -> io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(input.len()));
+    c.compress_to_buffer(input, &mut out)?;
+    Ok(out)
+}
+
+/// Writes what it is given to `out` as zstd frames of [`FRAME_SIZE`] uncompressed bytes (the
+/// last one shorter) and, on [`FramedEncoder::finish`], the seek table. With workers, frames are
+/// compressed on them, a few in flight; without, on the writing thread. The same input and
+/// level give the same bytes whatever the workers.
+pub(crate) struct FramedEncoder<W: Write> {
+    /// Taken by [`FramedEncoder::finish`].
+    out: Option<W>,
+    /// The frame being filled.
+    frame: Vec<u8>,
+    frame_size: usize,
+    /// Frames being compressed, in order.
+    pending: VecDeque<Receiver<Compressed>>,
+    /// Emptied inputs for the next frames.
+    spare: Vec<Vec<u8>>,
+    jobs: Option<SyncSender<Job>>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    in_flight: usize,
+    /// Compresses on this thread when there are no workers.
+    local: Option<zstd::bulk::Compressor<'static>>,
+    entries: Vec<SeekEntry>,
+}
+
+impl<W: Write> FramedEncoder<W> {
+    /// Frames of [`FRAME_SIZE`] at `level`, compressed on `workers` threads (0: on the
+    /// caller's).
+    pub(crate) fn new(out: W, level: i32, workers: usize) -> io::Result<Self> {
+        Self::with_frame_size(out, level, workers, FRAME_SIZE)
+    }
+
+    /// As [`FramedEncoder::new`] with frames of `frame_size` bytes.
+    pub(crate) fn with_frame_size(
+        out: W,
+        level: i32,
+        workers: usize,
+        frame_size: usize,
+    ) -> io::Result<Self> {
+        // Checked here, where the error can be told, rather than on a worker.
+        let local = compressor(level)?;
+        let (jobs, handles) = if workers == 0 {
+            (None, Vec::new())
+        } else {
+            let (tx, rx) = sync_channel::<Job>(workers);
+            let rx = Arc::new(Mutex::new(rx));
+            let handles = (0..workers)
+                .map(|_| {
+                    let rx = rx.clone();
+                    std::thread::spawn(move || compress_jobs(level, &rx))
+                })
+                .collect();
+            (Some(tx), handles)
+        };
+        Ok(Self {
+            out: Some(out),
+            frame: Vec::with_capacity(frame_size),
+            frame_size,
+            pending: VecDeque::new(),
+            spare: Vec::new(),
+            in_flight: workers + 1,
+            local: jobs.is_none().then_some(local),
+            jobs,
+            workers: handles,
+            entries: Vec::new(),
+        })
+    }
+
+    /// Compresses the full frame (or the last one), waiting for the oldest frame in flight
+    /// first when there are enough.
+    fn end_frame(&mut self) -> io::Result<()> {
+        let input = std::mem::replace(
+            &mut self.frame,
+            self.spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(self.frame_size)),
+        );
+        if let Some(local) = &mut self.local {
+            let compressed = compress(local, &input)?;
+            self.write_frame(&compressed, input.len())?;
+            let mut input = input;
+            input.clear();
+            self.spare.push(input);
+            return Ok(());
+        }
+        while self.pending.len() >= self.in_flight {
+            self.write_oldest()?;
+        }
+        let (tx, rx) = sync_channel(1);
+        let jobs = self.jobs.as_ref().expect("workers without a queue");
+        jobs.send((input, tx))
+            .map_err(|_| io::Error::other("the zstd compression threads stopped"))?;
+        self.pending.push_back(rx);
+        Ok(())
+    }
+
+    /// Waits for the oldest frame in flight and writes it.
+    fn write_oldest(&mut self) -> io::Result<()> {
+        let Some(rx) = self.pending.pop_front() else {
+            return Ok(());
+        };
+        let (compressed, mut input) = rx
+            .recv()
+            .map_err(|_| io::Error::other("a zstd compression thread stopped"))??;
+        self.write_frame(&compressed, input.len())?;
+        input.clear();
+        self.spare.push(input);
+        Ok(())
+    }
+
+    fn write_frame(&mut self, compressed: &[u8], decompressed: usize) -> io::Result<()> {
+        self.output()?.write_all(compressed)?;
+        let sum = compressed[compressed.len() - 4..].try_into().ok();
+        self.entries.push(SeekEntry {
+            compressed: compressed.len() as u64,
+            decompressed: decompressed as u64,
+            checksum: sum.map(u32::from_le_bytes),
+        });
+        Ok(())
+    }
+
+    /// Writes the last frame, the frames in flight and the seek table; hands back the output.
+    /// An empty input is one empty frame.
+    pub(crate) fn finish(mut self) -> io::Result<W> {
+        if !self.frame.is_empty() || self.entries.is_empty() && self.pending.is_empty() {
+            self.end_frame()?;
+        }
+        while !self.pending.is_empty() {
+            self.write_oldest()?;
+        }
+        let table = seek_table(&self.entries)?;
+        self.output()?.write_all(&table)?;
+        self.stop_workers();
+        let mut out = self.out.take().expect("the output is there until finished");
+        out.flush()?;
+        Ok(out)
+    }
+
+    fn output(&mut self) -> io::Result<&mut W> {
+        self.out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the zstd stream was finished"))
+    }
+
+    fn stop_workers(&mut self) {
+        self.jobs = None;
+        for handle in self.workers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl<W: Write> Drop for FramedEncoder<W> {
+    fn drop(&mut self) {
+        self.pending.clear();
+        self.stop_workers();
+    }
+}
+
+impl<W: Write> Write for FramedEncoder<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.frame_size - self.frame.len());
+        self.frame.extend_from_slice(&buf[..n]);
+        if self.frame.len() == self.frame_size {
+            self.end_frame()?;
+        }
+        Ok(n)
+    }
+
+    /// Nothing to flush before a frame is full: frames are written whole.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A worker: compresses the frames it takes until the queue closes.
+fn compress_jobs(level: i32, jobs: &Mutex<Receiver<Job>>) {
+    let mut c = compressor(level);
+    loop {
+        let job = jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .recv();
+        let Ok((input, tx)) = job else {
+            return;
+        };
+        let result = match &mut c {
+            Ok(c) => compress(c, &input).map(|out| (out, input)),
+            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+        };
+        let _ = tx.send(result);
+    }
+}
