@@ -3,3 +3,6 @@
 // Compared with GNU tar and Python's `tarfile` on Linux, modes and symlinks included.
 #[cfg(unix)]
 mod tar_compat;
+// Read and written by the zstd and pzstd programs, GNU tar and Python's pyzstd.
+#[cfg(unix)]
+mod zstd_compat;
