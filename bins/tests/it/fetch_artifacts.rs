@@ -478,6 +478,44 @@ fn corrupted_artifact_fails_the_run_after_the_others() {
 }
 
 #[test]
+fn a_multi_frame_archive_unpacks_and_a_truncated_one_fails_naming_it() {
+    let f = fixture();
+    let run_dir = f.server.root().join("therock-ci-artifacts/555-linux");
+    // 20 MiB: three frames of the writer, decoded on several threads.
+    let big = rock_ci_test_support::incompressible_text(20 << 20, 77);
+    let name = "rand_lib_gfx110X-all.tar.zst";
+    put_artifact(
+        &run_dir,
+        name,
+        ZSTD,
+        "math-libs/rand/stage",
+        &[("lib/librand.so", &big), ("lib/small", "s")],
+        true,
+    );
+    let out = f.run(&["--artifact-group", "gfx110X-all"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lib = f
+        .out()
+        .join("rand_lib_gfx110X-all/math-libs/rand/stage/lib");
+    assert!(fs_err::read(lib.join("librand.so")).unwrap() == big.as_bytes());
+    assert_eq!(fs_err::read_to_string(lib.join("small")).unwrap(), "s");
+
+    // Cut inside its second frame, without a sidecar to catch it first.
+    fs_err::remove_dir_all(f.out()).unwrap();
+    let archive = run_dir.join(name);
+    let bytes = fs_err::read(&archive).unwrap();
+    fs_err::write(&archive, &bytes[..bytes.len() / 2]).unwrap();
+    fs_err::remove_file(run_dir.join(format!("{name}.sha256sum"))).unwrap();
+    let out = f.run(&["--artifact-group", "gfx110X-all", "--allow-unverified"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(name), "{stderr}");
+    assert!(stderr.contains("zstd frame 1 (at byte "), "{stderr}");
+    assert!(stderr.contains("the zstd stream ends inside"), "{stderr}");
+    assert_eq!(names(&f.out()), ["amd-llvm_lib_generic"]);
+}
+
+#[test]
 fn empty_selections_and_bad_input_fail() {
     let f = fixture();
     let cases: &[(&[&str], i32, &str)] = &[
