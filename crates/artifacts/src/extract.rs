@@ -112,6 +112,8 @@ fn safe_components(path: &str) -> Option<Vec<&str>> {
 
 struct Extractor<'a> {
     archive: &'a str,
+    /// Set when the tar stream ended (see [`Ending`]).
+    ended: &'a std::cell::Cell<bool>,
     dest: &'a Path,
     layout: Layout,
     relpaths: Vec<Vec<String>>,
@@ -811,6 +813,23 @@ pub fn extract_artifact_shared<R: Read>(
     )
 }
 
+/// The tar stream, noting when it ends: a tar archive ends with zero blocks, and a stream that
+/// ends before them was cut short (at the end of a member, where nothing else tells).
+struct Ending<'a, R> {
+    inner: R,
+    ended: &'a std::cell::Cell<bool>,
+}
+
+impl<R: Read> Read for Ending<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.ended.set(true);
+        }
+        Ok(n)
+    }
+}
+
 fn extract_into<R: Read>(
     archive: &str,
     tar_stream: R,
@@ -818,7 +837,11 @@ fn extract_into<R: Read>(
     layout: Layout,
     shared: Option<Shared<'_>>,
 ) -> Result<Extracted, Error> {
-    let mut tar = tar::Archive::new(tar_stream);
+    let ended = std::cell::Cell::new(false);
+    let mut tar = tar::Archive::new(Ending {
+        inner: tar_stream,
+        ended: &ended,
+    });
     let mut entries = tar
         .entries()
         .map_err(|e| FileError::read(Path::new(archive), e))?;
@@ -837,6 +860,7 @@ fn extract_into<R: Read>(
         #[cfg(not(unix))]
         links: crate::windows_links::PendingLinks::default(),
         shared,
+        ended: &ended,
     };
     let first = entries
         .next()
@@ -889,11 +913,16 @@ pub fn extract_tree<R: Read>(
     tar_stream: R,
     dest: &Path,
 ) -> Result<Extracted, Error> {
-    let mut tar = tar::Archive::new(tar_stream);
+    let ended = std::cell::Cell::new(false);
+    let mut tar = tar::Archive::new(Ending {
+        inner: tar_stream,
+        ended: &ended,
+    });
     let entries = tar
         .entries()
         .map_err(|e| FileError::read(Path::new(archive), e))?;
     let ex = Extractor {
+        ended: &ended,
         archive,
         dest,
         layout: Layout::Full,
@@ -920,6 +949,16 @@ impl Extractor<'_> {
         for entry in entries {
             let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
             self.entry(entry)?;
+        }
+        if self.ended.get() {
+            return Err(FileError::read(
+                Path::new(archive),
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the tar stream ends before its end-of-archive blocks: the archive was cut short",
+                ),
+            )
+            .into());
         }
         let mut ex = self;
         #[cfg(not(unix))]

@@ -329,3 +329,59 @@ fn garbage_after_the_frames_is_an_error() {
     assert!(err.contains("zstd frame 2"), "{err}");
     assert!(err.contains("not a zstd frame"), "{err}");
 }
+
+#[test]
+fn an_archive_cut_between_frames_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a_b_generic.tar.zst");
+    let big = sample(FRAME_SIZE * 2 + 12345);
+    let mut writer =
+        crate::ArchiveWriter::create(&path, crate::Compression::Zstd { level: 1 }).unwrap();
+    writer
+        .append_data(crate::MANIFEST_NAME, b"p\n", 0o644)
+        .unwrap();
+    writer.append_data("p/big", &big, 0o644).unwrap();
+    writer.append_data("p/small", b"small", 0o644).unwrap();
+    writer.finish().unwrap();
+    let archive = fs_err::read(&path).unwrap();
+    let found = frames(&archive);
+    assert_eq!(found.len(), 4, "three frames and the seek table");
+    let unpack = |bytes: &[u8], to: &str| {
+        let stream = crate::decoder(crate::ArchiveFormat::TarZst, bytes).unwrap();
+        let dest = dir.path().join(to);
+        fs_err::create_dir(&dest).unwrap();
+        crate::extract_artifact("a_b_generic.tar.zst", stream, &dest, crate::Layout::Full)
+            .map(|_| fs_err::read(dest.join("p/big")).unwrap() == big)
+    };
+    assert!(unpack(&archive, "whole").unwrap());
+    // Without the seek table: every frame is there, the tree whole.
+    assert!(unpack(&archive[..found[3].0], "untabled").unwrap());
+    // Without the last frame, or the last two: a valid zstd stream, a cut tar (inside a
+    // member, or at its end).
+    let mut cut_after_small = archive[..found[2].0].to_vec();
+    let mut tail = Vec::new();
+    {
+        // The last frame re-written to end right after `p/small`'s data, before the zero
+        // blocks: the stream is whole zstd, the tar is cut at a member's end.
+        let last = zstd::decode_all(&archive[found[2].0..found[3].0]).unwrap();
+        let data_end = last.iter().rposition(|b| *b != 0).unwrap() + 1;
+        let end = data_end.div_ceil(512) * 512;
+        assert!(end < last.len(), "zero blocks follow");
+        tail.extend_from_slice(&zstd::bulk::compress(&last[..end], 1).unwrap());
+    }
+    cut_after_small.extend_from_slice(&tail);
+    let cut = [
+        (&archive[..found[1].0], "unexpected EOF"),
+        (&archive[..found[2].0], "unexpected EOF"),
+        (
+            &cut_after_small[..],
+            "ends before its end-of-archive blocks",
+        ),
+    ];
+    for (i, (bytes, message)) in cut.into_iter().enumerate() {
+        let err = unpack(bytes, &format!("cut{i}")).unwrap_err();
+        let err = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+        assert!(err.contains("a_b_generic.tar.zst"), "{err}");
+        assert!(err.contains(message), "{err}");
+    }
+}
