@@ -11,7 +11,7 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 /// Uncompressed bytes per frame written. Large enough that the frames cost little (at level 3
-/// on 629 MB of ELF libraries, jaxlib's libjax_common.so and two libLLVM: +0.35 % against one
+/// on 629 MB of ELF libraries, jaxlib's `libjax_common.so` and two libLLVM: +0.35 % against one
 /// frame; 4 MiB +0.69 %, 16 MiB +0.17 %) and small enough that a 100 MB artifact has a dozen
 /// frames for the cores and the few frames in flight stay within tens of MiB.
 pub const FRAME_SIZE: usize = 8 << 20;
