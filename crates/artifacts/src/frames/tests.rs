@@ -385,3 +385,27 @@ fn an_archive_cut_between_frames_is_an_error() {
         assert!(err.contains(message), "{err}");
     }
 }
+
+#[test]
+fn a_frame_over_the_buffered_size_is_decoded_as_a_stream() {
+    let big = sample(usize::try_from(MAX_BUFFERED_FRAME).unwrap() + 1);
+    let small = sample(1000);
+    let first = zstd::bulk::compress(&big, 1).unwrap();
+    assert!(matches!(
+        frames(&first)[0].1,
+        Frame::Zstd { content_size: Some(n), .. } if n > MAX_BUFFERED_FRAME
+    ));
+    let second = zstd::bulk::compress(&small, 1).unwrap();
+    let entry = |frame: &[u8], len: usize| SeekEntry {
+        compressed: frame.len() as u64,
+        decompressed: len as u64,
+        checksum: None,
+    };
+    let table = seek_table(&[entry(&first, big.len()), entry(&second, small.len())]).unwrap();
+    let archive = [&first[..], &second, &table].concat();
+    assert_eq!(decode(&archive, 2).unwrap(), [&big[..], &small].concat());
+    // The streamed frame's sizes are checked against the table too.
+    let wrong = seek_table(&[entry(&first, big.len() - 1), entry(&second, small.len())]).unwrap();
+    let err = decode_err(&[&first[..], &second, &wrong].concat());
+    assert!(err.contains("does not match frame 0"), "{err}");
+}
