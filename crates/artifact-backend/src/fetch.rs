@@ -251,13 +251,19 @@ pub struct Unpacking {
     /// there are cores to spare (fewer archives unpacked at once than half the cores); it
     /// costs one more copy of the unpacked bytes.
     pub decoder_thread: bool,
+    /// Threads the frames of a zstd archive of several frames are decoded on: the cores left
+    /// to this archive by the others unpacked at once (1: one frame after the other, as a
+    /// single-frame archive is decoded).
+    pub frame_workers: usize,
 }
 
 impl From<Layout> for Unpacking {
+    /// One archive at a time: its frames on every core.
     fn from(layout: Layout) -> Self {
         Unpacking {
             layout,
             decoder_thread: false,
+            frame_workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         }
     }
 }
@@ -315,12 +321,13 @@ impl Read for BlockReader {
 /// is gone: its error tells why.
 fn decode_blocks(
     format: ArchiveFormat,
+    workers: usize,
     reader: &mut StreamReader,
     tx: &std::sync::mpsc::SyncSender<Decoded>,
     free: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) {
     let result = (|| -> std::io::Result<bool> {
-        let mut decoder = artifacts::decoder(format, &mut *reader)?;
+        let mut decoder = artifacts::decoder_on(format, &mut *reader, workers)?;
         loop {
             let mut block = free.try_recv().unwrap_or_else(|_| vec![0; BLOCK]);
             let mut filled = 0;
@@ -366,7 +373,8 @@ fn unpack(
     };
     if !unpacking.decoder_thread {
         let extracted = {
-            let mut decoder = artifacts::decoder(format, &mut reader).map_err(read_error)?;
+            let mut decoder = artifacts::decoder_on(format, &mut reader, unpacking.frame_workers)
+                .map_err(read_error)?;
             let extracted = extract(&mut decoder)?;
             // To the end of the compressed stream: its checksum and completeness are checked
             // there, even where no sidecar vouches for the archive.
@@ -379,7 +387,8 @@ fn unpack(
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel(BLOCKS_IN_FLIGHT);
         let (free_tx, free_rx) = std::sync::mpsc::channel();
-        scope.spawn(move || decode_blocks(format, &mut reader, &tx, &free_rx));
+        let workers = unpacking.frame_workers;
+        scope.spawn(move || decode_blocks(format, workers, &mut reader, &tx, &free_rx));
         let mut blocks = BlockReader {
             rx,
             free: free_tx,

@@ -541,6 +541,8 @@ struct Slots<'s> {
     spool: &'s Path,
     /// Decompress on a thread of its own.
     decoder_thread: bool,
+    /// Threads for the frames of a multi-frame archive ([`Unpacking::frame_workers`]).
+    frame_workers: usize,
 }
 
 /// The closing line of a fetch: artifacts, bytes, wall time, throughput and retries.
@@ -587,7 +589,10 @@ pub(crate) async fn transfer(
     let index = Arc::new(FlattenIndex::default());
     // With cores to spare, each archive is decompressed on a thread of its own.
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let decoder_thread = plan.extract_concurrency.max(1).min(entries.len()) * 2 <= cores;
+    let at_once = plan.extract_concurrency.max(1).min(entries.len().max(1));
+    let decoder_thread = at_once * 2 <= cores;
+    // The cores shared by the archives unpacked at once.
+    let frame_workers = (cores / at_once).max(1);
     let started = std::time::Instant::now();
     let total = entries.len();
     if plan.style == Style::Run {
@@ -602,6 +607,7 @@ pub(crate) async fn transfer(
         unpack: &unpack,
         spool: spool.path(),
         decoder_thread,
+        frame_workers,
     };
     let (done, bytes, mut failures) = run_all(plan, entries, &slots, &index, lines).await;
     if plan.mode == FetchMode::Bootstrap && failures.is_empty() {
@@ -747,6 +753,7 @@ async fn fetch_one(
     let unpacking = Unpacking {
         layout,
         decoder_thread: slots.decoder_thread,
+        frame_workers: slots.frame_workers,
     };
     // With a shared download cache, the archive goes through it (kept for the next fetch).
     let (got, cached_line) = if let Some((cache, cached)) = &plan.download_cache {

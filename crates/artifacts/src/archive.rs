@@ -96,8 +96,19 @@ pub fn decoder<'a, R: BufRead + Send + 'a>(
     format: ArchiveFormat,
     reader: R,
 ) -> io::Result<Box<dyn Read + Send + 'a>> {
+    decoder_on(format, reader, cores())
+}
+
+/// [`decoder`] with the frames of a zstd archive decoded on `workers` threads (1: one after
+/// the other on the caller's thread, as a single frame is: where other archives keep the
+/// cores busy).
+pub fn decoder_on<'a, R: BufRead + Send + 'a>(
+    format: ArchiveFormat,
+    reader: R,
+    workers: usize,
+) -> io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match format {
-        ArchiveFormat::TarZst => Box::new(FramedDecoder::new(reader, cores())),
+        ArchiveFormat::TarZst => Box::new(FramedDecoder::new(reader, workers)),
         ArchiveFormat::TarXz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(reader)),
     })
 }

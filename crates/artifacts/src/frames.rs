@@ -86,6 +86,31 @@ pub(crate) fn read_full(reader: &mut impl BufRead, buf: &mut [u8], what: &str) -
     Ok(true)
 }
 
+/// Appends `len` bytes of `reader` to `buf` (copied from its buffer as they come); an error
+/// when the input ends first.
+pub(crate) fn append_exact(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    len: usize,
+    what: &str,
+) -> io::Result<()> {
+    let mut left = len;
+    while left > 0 {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the zstd stream ends inside {what}"),
+            ));
+        }
+        let n = available.len().min(left);
+        buf.extend_from_slice(&available[..n]);
+        reader.consume(n);
+        left -= n;
+    }
+    Ok(())
+}
+
 /// Reads the header of the next frame, `None` at the end of the input.
 pub(crate) fn read_frame_header(reader: &mut impl BufRead) -> io::Result<Option<Frame>> {
     let mut header = [0u8; 18];

@@ -38,7 +38,7 @@ mod windows_names;
 
 pub use archive::{
     ArchiveWriter, Compression, DEFAULT_XZ_PRESET, DEFAULT_ZSTD_LEVEL, Written, decoder,
-    list_members, open_archive,
+    decoder_on, list_members, open_archive,
 };
 pub use extract::{
     Extracted, Layout, MANIFEST_NAME, SharedTree, UnsafeMember, extract_artifact,

@@ -325,6 +325,7 @@ async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
     let unpack = |decoder_thread| artifact_backend::Unpacking {
         layout: Layout::Full,
         decoder_thread,
+        frame_workers: 2,
     };
     for name in ["big_lib_generic.tar.zst", "big_lib_gfx942.tar.xz"] {
         let (one, two) = (t.path().join("one"), t.path().join("two"));

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use zstd::zstd_safe::{self, InBuffer, OutBuffer, ResetDirective};
 
 use super::{
-    Frame, MAX_BUFFERED_FRAME, SEEK_TABLE_FOOTER, SEEK_TABLE_MAGIC, SeekEntry, check_seek_table,
-    parse_block, parse_seek_table, read_frame_header, read_full,
+    Frame, MAX_BUFFERED_FRAME, SEEK_TABLE_FOOTER, SEEK_TABLE_MAGIC, SeekEntry, append_exact,
+    check_seek_table, parse_block, parse_seek_table, read_frame_header, read_full,
 };
 
 /// Where a frame starts, for messages.
@@ -181,14 +181,16 @@ pub struct FramedDecoder<R: BufRead> {
 }
 
 impl<R: BufRead> FramedDecoder<R> {
-    /// Decodes `input` on up to `workers` threads beside the reading one.
+    /// Decodes `input` on up to `workers` threads beside the reading one; with one (or none),
+    /// every frame as a stream on the reading thread (no thread, no copy: as fast as a single
+    /// frame, for when the cores are busy with other archives).
     pub fn new(input: R, workers: usize) -> Self {
         FramedDecoder {
             input: Counted {
                 inner: input,
                 taken: 0,
             },
-            workers: workers.max(1),
+            workers,
             pool: None,
             queue: VecDeque::new(),
             out: Vec::new(),
@@ -203,11 +205,11 @@ impl<R: BufRead> FramedDecoder<R> {
         }
     }
 
-    /// Reads frames ahead until enough are in flight, the input ends, or a frame must be
-    /// decoded as a stream.
+    /// Reads frames ahead until enough are in flight (one per worker, beside the one being
+    /// handed out), the input ends, or a frame must be decoded as a stream.
     fn read_ahead(&mut self) -> io::Result<()> {
         while !self.ended
-            && self.queue.len() <= self.workers
+            && self.queue.len() < self.workers.max(1)
             && !matches!(self.queue.back(), Some(Pending::Stream(_)))
         {
             let at = At {
@@ -226,7 +228,7 @@ impl<R: BufRead> FramedDecoder<R> {
                     header_len,
                     content_size: Some(size),
                     checksum,
-                } if size <= MAX_BUFFERED_FRAME => {
+                } if size <= MAX_BUFFERED_FRAME && self.workers > 1 => {
                     let size = usize::try_from(size).map_err(|e| at.error(e))?;
                     let frame = self.cut_frame(&header[..header_len], size, checksum, at)?;
                     self.queue_whole(frame, size, at);
@@ -291,6 +293,7 @@ impl<R: BufRead> FramedDecoder<R> {
         let limit = zstd_safe::compress_bound(content_size) + header.len() + 3 + 4;
         let mut frame = self.spare_in.pop().unwrap_or_default();
         frame.clear();
+        frame.reserve(limit);
         frame.extend_from_slice(header);
         loop {
             let mut bytes = [0u8; 3];
@@ -307,13 +310,7 @@ impl<R: BufRead> FramedDecoder<R> {
                     "more bytes than a frame declaring {content_size} bytes can hold"
                 )));
             }
-            frame.resize(start + len, 0);
-            if len > 0
-                && !read_full(&mut self.input, &mut frame[start..], "a block")
-                    .map_err(|e| at.error(e))?
-            {
-                return Err(at.error("the zstd stream ends inside the frame"));
-            }
+            append_exact(&mut self.input, &mut frame, len, "a block").map_err(|e| at.error(e))?;
             if block.last {
                 break;
             }
