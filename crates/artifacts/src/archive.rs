@@ -274,9 +274,9 @@ impl ArchiveWriter {
 
     /// Starts an archive to be written to `dest`, zstd compressing on `workers` threads of its
     /// own beside the caller's (0: on the caller's thread only; other compressions ignore it).
-    /// A zstd archive is written as independent frames of [`crate::FRAME_SIZE`] uncompressed bytes,
-    /// each with its content size and checksum, then a seek table (the zstd seekable format):
-    /// every zstd reader reads it as before, and [`decoder`] on several threads.
+    /// A zstd archive is written as independent frames of [`crate::FRAME_SIZE`] uncompressed
+    /// bytes, each with its content size and checksum, then a seek table (the zstd seekable
+    /// format): every zstd reader reads it as before, and [`decoder`] on several threads.
     pub fn create_with_workers(
         dest: &Path,
         compression: Compression,
