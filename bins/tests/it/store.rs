@@ -1,7 +1,9 @@
 //! The S3 server of the tests that also run against a production S3-protocol server:
 //! in-process, or the one `ROCK_CI_S3_ENDPOINT` names (`scripts/e2e-seaweedfs` runs SeaweedFS).
 
-use rock_ci_test_support::{HttpServer, S3Server};
+#[cfg(unix)]
+use rock_ci_test_support::HttpServer;
+use rock_ci_test_support::S3Server;
 
 /// The S3 server of a test: in-process, or the one `ROCK_CI_S3_ENDPOINT` names (with
 /// `ROCK_CI_S3_ACCESS_KEY` / `ROCK_CI_S3_SECRET_KEY`; `scripts/e2e-seaweedfs` runs SeaweedFS).
