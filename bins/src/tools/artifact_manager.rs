@@ -224,15 +224,7 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                 a.output_dir,
             );
             request.targets = a.targets.targets();
-            request.mode = if a.no_extract {
-                FetchMode::Archives
-            } else if a.bootstrap {
-                FetchMode::Bootstrap
-            } else if a.flatten {
-                FetchMode::Flatten
-            } else {
-                FetchMode::Extract
-            };
+            request.mode = FetchMode::from_flags(a.no_extract, a.bootstrap, a.flatten);
             request.download_cache_dir = a.download_cache_dir;
             request.download_concurrency = concurrency;
             request.extract_concurrency = a

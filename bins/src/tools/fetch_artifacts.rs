@@ -94,13 +94,7 @@ pub(crate) fn main() -> ExitCode {
         .max(1);
     request.run_github_repo = args.run_github_repo.and_then(|r| r.0);
     request.dry_run = args.dry_run;
-    request.mode = if args.no_extract {
-        FetchMode::Archives
-    } else if args.flatten {
-        FetchMode::Flatten
-    } else {
-        FetchMode::Extract
-    };
+    request.mode = FetchMode::from_flags(args.no_extract, false, args.flatten);
     request.local_staging_dir = args.local_staging_dir;
     request.allow_unverified = args.allow_unverified;
     let lookup = args.limits.over(github_actions::process_env);

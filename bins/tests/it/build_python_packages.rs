@@ -87,7 +87,12 @@ fn dist_files(dist: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// A fresh venv with the packages of `dist` installed as `requirement`.
-fn install(dir: &Path, dist: &Path, requirement: &str, target_family: &str) -> PathBuf {
+pub(crate) fn install(
+    dir: &Path,
+    find_links: impl AsRef<std::ffi::OsStr>,
+    requirement: &str,
+    target_family: &str,
+) -> PathBuf {
     let venv = dir.join("venv");
     run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
     let python = venv.join("bin/python");
@@ -118,7 +123,7 @@ fn install(dir: &Path, dist: &Path, requirement: &str, target_family: &str) -> P
                 "--no-build-isolation",
                 "--find-links",
             ])
-            .arg(dist)
+            .arg(find_links)
             .arg(requirement)
             .env("ROCM_SDK_TARGET_FAMILY", target_family)
             .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
@@ -217,7 +222,7 @@ fn kpack_flow_installs_and_runs_and_rebuilds_identically() {
 
     let venv = install(
         tmp.path(),
-        &dest.join("dist"),
+        dest.join("dist"),
         "rocm[libraries,devel,device]",
         "gfx942",
     );
@@ -284,7 +289,7 @@ fn legacy_flow_installs_and_runs() {
     assert!(devel.is_file());
     let venv = install(
         tmp.path(),
-        &dest.join("dist"),
+        dest.join("dist"),
         "rocm[libraries]",
         "gfx94X-dcgpu",
     );

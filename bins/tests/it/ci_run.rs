@@ -82,6 +82,8 @@ const RELEASE_BUCKET: &str = "therock-repo-amd-dev-core";
 const RUN: &str = "7001";
 const RERUN: &str = "7002";
 const VERSION: &str = "7.13.0";
+/// What the Python jobs install.
+const SDK: &str = "rocm[libraries,devel,device]";
 /// The GPU families of the run and each one's target.
 const FAMILIES: [(&str, &str); 2] = [("gfx94X-dcgpu", "gfx942"), ("gfx110X-all", "gfx1100")];
 /// Stages in topology order, with whether each is built once per family.
@@ -697,43 +699,9 @@ fn python_packages_job(ci: &CiRun, public: &str) {
         &format!("{public}/{BUCKET}"),
     );
     assert_ne!(&page, url, "{url}");
-    let venv = pip_install(&job.dir, &["--find-links", &page], "gfx942");
+    let venv = crate::build_python_packages::install(&job.dir, &page, SDK, "gfx942");
     println!("[{}] pip installed rocm from {page}", job.name);
     check_sdk(&venv, "gfx942");
-}
-
-/// A fresh venv in `dir` with `rocm[libraries,devel,device]` installed by pip from the index
-/// `index_args` for `target`; the venv.
-fn pip_install(dir: &Path, index_args: &[&str], target: &str) -> PathBuf {
-    let venv = dir.join("venv");
-    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    let python = venv.join("bin/python");
-    // The `rocm` sdist is built at install time, without build isolation.
-    if !Command::new(&python)
-        .args(["-c", "import setuptools.command.bdist_wheel"])
-        .output()
-        .unwrap()
-        .status
-        .success()
-    {
-        run_ok(Command::new(&python).args(["-m", "pip", "install", "-q", "setuptools>=70.1"]));
-    }
-    run_ok(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-index",
-                "--no-build-isolation",
-            ])
-            .args(index_args)
-            .arg("rocm[libraries,devel,device]")
-            .env("ROCM_SDK_TARGET_FAMILY", target)
-            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
-    );
-    venv
 }
 
 /// The installed SDK works: the version, the GPU library loaded (its dependency from the core
@@ -871,7 +839,7 @@ fn release_job(ci: &CiRun, public: &str) {
         &keys,
         "v5/rocm/core/whl-next/",
     );
-    let venv = pip_install(&job.dir.join("pip"), &["--find-links", &page], "gfx1100");
+    let venv = crate::build_python_packages::install(&job.dir.join("pip"), &page, SDK, "gfx1100");
     drop(site);
     println!("[{}] pip installed rocm from the release index", job.name);
     check_sdk(&venv, "gfx1100");
@@ -1217,7 +1185,7 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
 fn a_whole_ci_run() {
     let ci = CiRun::start();
     let windows = Windows::from_env();
-    let (public, _served) = ci.store.public_http(&[BUCKET, RELEASE_BUCKET]);
+    let (public, _served) = ci.store.public_http();
 
     // The credentials step of every uploading job.
     let job = ci.job("configure_aws_artifacts_credentials", RUN, None);

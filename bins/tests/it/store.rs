@@ -133,20 +133,17 @@ impl Store {
 
     // Used by the CI run, which runs on Linux only.
     #[cfg(unix)]
-    /// The HTTP base URL under which `{base}/{bucket}/{key}` serves each of `buckets`' objects
-    /// without credentials, as a bucket's public website does: the external server itself (it
-    /// grants anonymous reads of those buckets), or a file server over the in-process
+    /// The HTTP base URL under which `{base}/{bucket}/{key}` serves objects without
+    /// credentials, as a bucket's public website does: the external server itself (it must
+    /// grant anonymous reads of the buckets read so), or a file server over the in-process
     /// server's storage (returned too, to keep it running).
-    pub(crate) fn public_http(&self, buckets: &[&str]) -> (String, Option<HttpServer>) {
+    pub(crate) fn public_http(&self) -> (String, Option<HttpServer>) {
         match self {
             Store::InProcess(server) => {
                 let files = HttpServer::serve_dir(server.root());
                 (files.url(), Some(files))
             }
-            Store::External { endpoint, .. } => {
-                let _ = buckets;
-                (endpoint.trim_end_matches('/').to_owned(), None)
-            }
+            Store::External { endpoint, .. } => (endpoint.trim_end_matches('/').to_owned(), None),
         }
     }
 

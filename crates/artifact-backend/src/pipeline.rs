@@ -326,6 +326,22 @@ pub enum FetchMode {
     Bootstrap,
 }
 
+impl FetchMode {
+    /// The mode the fetch tools' flags select: `--no-extract` before `--bootstrap` before
+    /// `--flatten`, else [`FetchMode::Extract`].
+    pub fn from_flags(no_extract: bool, bootstrap: bool, flatten: bool) -> Self {
+        if no_extract {
+            FetchMode::Archives
+        } else if bootstrap {
+            FetchMode::Bootstrap
+        } else if flatten {
+            FetchMode::Flatten
+        } else {
+            FetchMode::Extract
+        }
+    }
+}
+
 /// A `fetch_artifacts` request, resolved; [`FetchRequest::new`] gives the defaults, the fields
 /// change the rest.
 #[derive(Debug, Clone)]
