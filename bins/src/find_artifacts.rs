@@ -75,7 +75,7 @@ impl FinderArgs {
 }
 
 /// Runs a finder's search on a runtime and prints its outcome with
-/// [`run_finder::print_outcome`] (`not_found` when nothing matched); the exit code is
+/// [`run_finder::tool::print_outcome`] (`not_found` when nothing matched); the exit code is
 /// [`crate::finder_exit_code`]'s. `search` gets the progress writer (stderr: stdout carries
 /// only the results).
 pub fn finder_main<F>(
@@ -94,7 +94,7 @@ where
         .and_then(|runtime| runtime.block_on(search(log)));
     crate::finder_exit_code(result.and_then(|results| {
         let mut stdout = std::io::stdout().lock();
-        run_finder::print_outcome(
+        run_finder::tool::print_outcome(
             &results,
             json,
             not_found,

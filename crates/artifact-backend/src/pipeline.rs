@@ -4,10 +4,10 @@
 //!
 //! [`fetch`] is `fetch_artifacts` (a choice by artifact group, GPU targets and regexes);
 //! [`crate::stages::fetch_stage`] is `artifact_manager fetch` (a choice by build stage). Both
-//! open the run with [`open_run`] and hand the chosen archives to the same transfer; they
+//! open the run the same way and hand the chosen archives to the same transfer; they
 //! differ only in their choice and in the wording of their lines.
 //!
-//! Lines go to a [`Lines`] sink over the caller's writer; byte progress goes to the
+//! Lines go to a line sink over the caller's writer, one flush per line; byte progress goes to the
 //! [`Reporter`] the caller's [`ReporterFactory`] makes once the totals are known.
 
 use std::cell::RefCell;
@@ -157,14 +157,14 @@ pub(crate) fn chain_text(err: &dyn std::error::Error) -> String {
 /// The output of a transfer: whole lines, written and flushed one at a time from the
 /// transfers of one task. A line that cannot be written (a closed pipe) stops no transfer;
 /// the first such error is kept ([`Lines::take_error`]).
-pub struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     out: RefCell<&'a mut dyn Write>,
     error: RefCell<Option<io::Error>>,
 }
 
 impl<'a> Lines<'a> {
     /// Lines to `out`.
-    pub fn new(out: &'a mut dyn Write) -> Self {
+    pub(crate) fn new(out: &'a mut dyn Write) -> Self {
         Lines {
             out: RefCell::new(out),
             error: RefCell::new(None),
@@ -172,33 +172,33 @@ impl<'a> Lines<'a> {
     }
 
     /// Writes one line and flushes; an error is kept, not returned.
-    pub fn line(&self, text: impl Display) {
+    pub(crate) fn line(&self, text: impl Display) {
         if let Err(e) = self.try_line(text) {
             self.error.borrow_mut().get_or_insert(e);
         }
     }
 
     /// Writes one line and flushes.
-    pub fn try_line(&self, text: impl Display) -> io::Result<()> {
+    pub(crate) fn try_line(&self, text: impl Display) -> io::Result<()> {
         let mut out = self.out.borrow_mut();
         writeln!(out, "{text}")?;
         out.flush()
     }
 
     /// The first error of [`Lines::line`] and [`Lines::writer`], if any.
-    pub fn take_error(&self) -> Option<io::Error> {
+    pub(crate) fn take_error(&self) -> Option<io::Error> {
         self.error.borrow_mut().take()
     }
 
     /// A writer for code that prints blocks of lines; its errors are kept as those of
     /// [`Lines::line`].
-    pub fn writer(&self) -> LinesWriter<'_, 'a> {
+    pub(crate) fn writer(&self) -> LinesWriter<'_, 'a> {
         LinesWriter(self)
     }
 }
 
 /// [`Lines::writer`].
-pub struct LinesWriter<'l, 'a>(&'l Lines<'a>);
+pub(crate) struct LinesWriter<'l, 'a>(&'l Lines<'a>);
 
 impl Write for LinesWriter<'_, '_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -286,7 +286,7 @@ fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
 
 /// The backend of `source` (spec §4.3, §12.2): the local staging directory, else S3 with the
 /// run's bucket (the selection report written to `lines`).
-pub async fn open_run(
+pub(crate) async fn open_run(
     source: &RunSource,
     lookup: &dyn Fn(&str) -> Option<String>,
     lines: &Lines<'_>,

@@ -7,9 +7,9 @@
 //!   rate limits), so every call to it runs on the blocking pool, never on an async thread.
 //! - [`select_group`]: which archives of a run belong to a group (generic archives, the
 //!   group's family and its targets, case-insensitively by base architecture).
-//! - [`ArtifactRunInfo`] and [`write_results`]: the result records and how the tools print
-//!   them (text blocks or a JSON document); [`print_outcome`] prints them or the line saying
-//!   nothing matched ([`Query::not_found`], [`LatestSource::not_found`]).
+//! - [`ArtifactRunInfo`]: the result records.
+//! - [`tool`]: how the `find_*` command-line tools print them (text blocks or a JSON document,
+//!   or the line saying nothing matched: [`Query::not_found`], [`LatestSource::not_found`]).
 //!
 //! ```
 //! use run_finder::select_group;
@@ -33,4 +33,11 @@ pub use build_topology::AMDGPU_TARGETS_CMAKE;
 pub use error::FinderError;
 pub use finder::{Finder, LatestSource, Query};
 pub use groups::{GroupMatch, select_group};
-pub use report::{ArtifactRunInfo, print_outcome, write_results};
+pub use report::ArtifactRunInfo;
+
+/// The output of the `find_*` command-line tools, in the formats of TheRock's scripts: for
+/// tools that print what those print, not the way to read a search's results (which are
+/// [`ArtifactRunInfo`] records).
+pub mod tool {
+    pub use crate::report::{print_outcome, write_results};
+}
