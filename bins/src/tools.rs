@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 mod artifact_manager;
 mod build_python_packages;
+mod build_tarballs;
 mod ci_layout;
 mod fetch_artifacts;
 mod find_artifacts_for_commit;
@@ -27,6 +28,7 @@ pub(crate) type Main = fn() -> ExitCode;
 pub(crate) const TOOLS: &[(&str, Main)] = &[
     ("artifact_manager", artifact_manager::main),
     ("build_python_packages", build_python_packages::main),
+    ("build_tarballs", build_tarballs::main),
     ("ci_layout", ci_layout::main),
     ("fetch_artifacts", fetch_artifacts::main),
     ("find_artifacts_for_commit", find_artifacts_for_commit::main),

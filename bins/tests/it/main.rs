@@ -2,6 +2,7 @@
 
 mod artifact_manager;
 mod bucket_info;
+mod build_tarballs;
 // Builds Linux wheels from ELF fixtures and installs them with the Linux `python3` into a venv
 // (symlinked): about Linux itself.
 #[cfg(unix)]

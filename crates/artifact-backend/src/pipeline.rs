@@ -544,9 +544,9 @@ pub(crate) struct Plan<'a> {
 }
 
 /// What became of one artifact: its line and the bytes it counts for in the totals.
-struct Outcome {
-    line: String,
-    bytes: u64,
+pub(crate) struct Outcome {
+    pub(crate) line: String,
+    pub(crate) bytes: u64,
 }
 
 /// How archives share the unpacking threads.
@@ -857,7 +857,7 @@ async fn download_verified(
 }
 
 /// Downloads `key` into `dir` unless a copy its local sidecar vouches for is already there.
-async fn download_cached(
+pub(crate) async fn download_cached(
     backend: &ArtifactBackend,
     key: &str,
     dir: &Path,

@@ -5,6 +5,7 @@
 
 mod copy;
 mod push;
+mod tarballs;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -24,6 +25,10 @@ use crate::{ArtifactBackend, ArtifactEntry};
 
 pub use copy::{CopyRequest, copy};
 pub use push::{PushRequest, push};
+pub use tarballs::{
+    BUILD_MANIFEST, BuiltTarball, EXCLUDED_ARTIFACTS, EXCLUDED_COMPONENTS, TarballsRequest,
+    build_tarballs,
+};
 
 /// The environment as the tools read it (with the network-limit flags answered first).
 pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

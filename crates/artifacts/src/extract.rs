@@ -94,7 +94,7 @@ const SEPARATORS: &[char] = &['/', '\\'];
 
 /// Splits a stored path into normal components; `None` for absolute paths, drive prefixes,
 /// `..` components, NUL bytes or an empty path.
-fn safe_components(path: &str) -> Option<Vec<&str>> {
+pub(crate) fn safe_components(path: &str) -> Option<Vec<&str>> {
     if path.starts_with(SEPARATORS) || path.contains('\0') {
         return None;
     }
@@ -108,6 +108,50 @@ fn safe_components(path: &str) -> Option<Vec<&str>> {
         }
     }
     (!parts.is_empty()).then_some(parts)
+}
+
+/// The relpaths of manifest text `manifest`: each as components, and as written. An error
+/// (the reason) for a path that is absolute or has `..`.
+pub(crate) fn manifest_relpaths_in(
+    manifest: &str,
+) -> Result<(Vec<Vec<String>>, Vec<String>), String> {
+    let (mut parts_of, mut lines) = (Vec::new(), Vec::new());
+    for line in manifest
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.is_empty())
+    {
+        let parts = safe_components(line)
+            .ok_or_else(|| format!("manifest path `{line}` is absolute or has `..`"))?;
+        parts_of.push(parts.into_iter().map(str::to_owned).collect());
+        lines.push(line.to_owned());
+    }
+    Ok((parts_of, lines))
+}
+
+/// Where symlink target `target` of a link in directory `parent` (components below the
+/// destination) resolves, as components below the destination; an error (the reason) when
+/// it is absolute or leaves the destination.
+pub(crate) fn symlink_resolved<'t>(
+    parent: &'t [String],
+    target: &'t str,
+) -> Result<Vec<&'t str>, String> {
+    if target.starts_with(SEPARATORS) {
+        return Err(format!("symlink to absolute path `{target}`"));
+    }
+    let mut depth: Vec<&str> = parent.iter().map(String::as_str).collect();
+    for part in target.split(SEPARATORS) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if depth.pop().is_none() {
+                    return Err(format!("symlink `{target}` points outside the destination"));
+                }
+            }
+            p => depth.push(p),
+        }
+    }
+    Ok(depth)
 }
 
 struct Extractor<'a> {
@@ -156,12 +200,12 @@ struct DirAttributes {
 }
 
 /// The permission bits a member keeps: all but setuid, setgid, sticky and group/other write.
-const KEPT_MODE_BITS: u32 = 0o755;
+pub(crate) const KEPT_MODE_BITS: u32 = 0o755;
 
 /// The modification time a member records: its PAX `mtime` record (decimal seconds with a
 /// fraction, as GNU tar and Python's `tarfile` write it) when it has one, else the header's
 /// whole seconds.
-fn member_mtime<R: Read>(entry: &mut tar::Entry<'_, R>) -> Option<SystemTime> {
+pub(crate) fn member_mtime<R: Read>(entry: &mut tar::Entry<'_, R>) -> Option<SystemTime> {
     if let Ok(Some(extensions)) = entry.pax_extensions() {
         let recorded = extensions
             .flatten()
@@ -457,27 +501,10 @@ impl<'a> Extractor<'a> {
         mapped: &[String],
     ) -> Result<(), Error> {
         let target = self.link_target(member, entry)?;
-        if target.starts_with(SEPARATORS) {
-            return Err(self.refuse(member, format!("symlink to absolute path `{target}`")));
-        }
-        let mut depth: Vec<&str> = mapped[..mapped.len() - 1]
-            .iter()
-            .map(String::as_str)
-            .collect();
-        for part in target.split(SEPARATORS) {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    if depth.pop().is_none() {
-                        return Err(self.refuse(
-                            member,
-                            format!("symlink `{target}` points outside the destination"),
-                        ));
-                    }
-                }
-                p => depth.push(p),
-            }
-        }
+        let depth = symlink_resolved(&mapped[..mapped.len() - 1], &target)
+            .map_err(|reason| self.refuse(member, reason))?;
+        #[cfg(unix)]
+        let _ = depth;
         #[cfg(unix)]
         {
             let at = self.tree_path(mapped);
@@ -878,21 +905,10 @@ fn extract_into<R: Read>(
     first
         .read_to_string(&mut manifest)
         .map_err(|e| FileError::read(Path::new(archive), e))?;
-    for line in manifest
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .filter(|l| !l.is_empty())
-    {
-        let parts = safe_components(line).ok_or_else(|| {
-            ex.refuse(
-                MANIFEST_NAME,
-                format!("manifest path `{line}` is absolute or has `..`"),
-            )
-        })?;
-        ex.relpaths
-            .push(parts.into_iter().map(str::to_owned).collect());
-        ex.out.relpaths.push(line.to_owned());
-    }
+    let (relpaths, lines) =
+        manifest_relpaths_in(&manifest).map_err(|reason| ex.refuse(MANIFEST_NAME, reason))?;
+    ex.relpaths = relpaths;
+    ex.out.relpaths = lines;
     if layout.keeps_paths() {
         let path = dest.join(MANIFEST_NAME);
         let mut file = fs_err::File::create(&path).map_err(|e| FileError::write(&path, e))?;

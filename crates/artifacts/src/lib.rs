@@ -26,7 +26,9 @@ use std::path::PathBuf;
 
 mod archive;
 mod extract;
+mod flat_tar;
 mod frames;
+mod gzip;
 mod logs;
 mod name;
 mod pack;
@@ -44,8 +46,10 @@ pub use extract::{
     Extracted, Layout, MANIFEST_NAME, SharedTree, UnsafeMember, extract_artifact,
     extract_artifact_shared, extract_tree,
 };
+pub use flat_tar::FlatTarWriter;
 pub use frames::FRAME_SIZE;
 pub use frames::read::FramedDecoder;
+pub use gzip::{GZIP_BLOCK_SIZE, ParallelGzWriter};
 pub use logs::{
     CCACHE_LOGS_ARCHIVE, CCACHE_LOGS_DIR, CCACHE_ZSTD_LEVEL, LogArchive, NINJA_LOG,
     NINJA_LOGS_ARCHIVE, archive_ccache_logs, archive_ninja_logs, find_ninja_logs,
@@ -89,6 +93,25 @@ pub enum Error {
     /// An archive member that extraction refused.
     #[error(transparent)]
     UnsafeMember(#[from] UnsafeMember),
+    /// An archive whose stream could not be read (corrupt, or cut short).
+    #[error("Cannot read archive `{archive}`")]
+    ArchiveRead {
+        /// The archive.
+        archive: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Two artifacts that put different things at the same path of a flattened tree.
+    #[error("`{path}` is in both `{first}` and `{second}` with different content")]
+    FlattenConflict {
+        /// The path, relative to the flattened tree.
+        path: String,
+        /// The artifact that put it there first.
+        first: String,
+        /// The artifact that conflicts.
+        second: String,
+    },
 }
 
 #[cfg(test)]
