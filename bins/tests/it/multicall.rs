@@ -12,6 +12,7 @@ const ROCK_CI: &str = env!("CARGO_BIN_EXE_rock-ci");
 const TOOLS: &[&str] = &[
     "artifact_manager",
     "build_python_packages",
+    "build_tarballs",
     "ci_layout",
     "fetch_artifacts",
     "find_artifacts_for_commit",
