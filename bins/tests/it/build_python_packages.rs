@@ -93,27 +93,9 @@ pub(crate) fn install(
     requirement: &str,
     target_family: &str,
 ) -> PathBuf {
-    let venv = dir.join("venv");
-    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    let python = venv.join("bin/python");
-    // The `rocm` sdist is built at install time, without build isolation (no index):
-    // setuptools 70.1 and later build wheels by themselves.
-    let has_build_tools = Command::new(&python)
-        .args(["-c", "import setuptools.command.bdist_wheel"])
-        .status()
-        .unwrap();
-    if !has_build_tools.success() {
-        run_ok(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--upgrade",
-            "setuptools>=70.1",
-        ]));
-    }
+    let venv = venv_for_sdists(dir);
     run_ok(
-        Command::new(&python)
+        Command::new(venv.join("bin/python"))
             .args([
                 "-m",
                 "pip",
@@ -128,6 +110,30 @@ pub(crate) fn install(
             .env("ROCM_SDK_TARGET_FAMILY", target_family)
             .env("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
     );
+    venv
+}
+
+/// A fresh venv `{dir}/venv` that builds the `rocm` sdist without build isolation (setuptools
+/// 70.1 and later build wheels by themselves): the index it installs from has no setuptools.
+pub(crate) fn venv_for_sdists(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let python = venv.join("bin/python");
+    let has_build_tools = Command::new(&python)
+        .args(["-c", "import setuptools.command.bdist_wheel"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    if !has_build_tools.success() {
+        run_ok(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--upgrade",
+            "setuptools>=70.1",
+        ]));
+    }
     venv
 }
 

@@ -1,16 +1,29 @@
 //! One whole CI run of a small generated project, job after job in the order its workflows
 //! run them, each tool with the environment GitHub Actions gives its step: the stage jobs of a
-//! multi-arch build for two GPU families, the bucket-info step, a test shard per family, the
-//! native and Python packages jobs, tarballs, a test report, the release (then `pip`, `apt-get`
-//! and `dnf` from the release bucket), and a second run that copies the first run's stages and
-//! rebuilds only the last one. At the end every key of the run's bucket is one that
-//! `ci_layout` names, and every location the jobs write holds something.
+//! multi-arch build for two GPU families (each with its credentials step), the artifact
+//! structure check, a test shard per family, the deb and rpm packages jobs (with their
+//! packaging logs), the multi-arch Python packages job and its test job (`pip install
+//! rocm[libraries,device-gfx942]` from the uploaded index), the tarballs job (`build_tarballs`,
+//! `upload_tarballs`), the manifest-diff report, the release (then `pip`, `apt-get` and `dnf`
+//! from the release bucket), and a second run that copies the first run's stages and rebuilds
+//! only the last one.
+//!
+//! At the end the run bucket holds exactly the keys the jobs' inputs imply (what each build
+//! step wrote, the families and stages each tool was asked for, the packages and logs each
+//! job made), computed as the jobs run and not asked of the tools' layout code; every archive
+//! and tarball has its sidecar and every digest is right. The same check is then run on the
+//! bucket changed as broken jobs would leave it (a family missing from the copy, no ninja log,
+//! a sidecar dropped or wrong, a stray key, a packaging log missing): each must fail it. Every
+//! key is also one that `ci_layout` names.
 //!
 //! With `ROCK_CI_S3_ENDPOINT` the run goes to that server (`scripts/e2e-ci-run` starts
 //! SeaweedFS, which serves the buckets the installers read without credentials); with
 //! `ROCK_CI_WINDOWS_ROCK_CI` (the Windows build of `rock-ci`, run by `ROCK_CI_WINE`) the
-//! Windows jobs of the same run (stage jobs and a test shard) follow. Each tool line and the
-//! key check are printed (`--nocapture` shows them).
+//! Windows jobs of the same run follow (stage jobs and a test shard under Wine; the structure
+//! check and the tarballs of the Windows run, which run on Linux runners). With `THEROCK_DIR`
+//! (a TheRock checkout) the Python packages are built from its templates and the test job runs
+//! their `rocm-sdk test`. Each tool line and what the tool said it transferred are printed
+//! (`--nocapture` shows them).
 #![expect(
     clippy::print_stdout,
     reason = "the run prints each job's tool lines and the key check for its reader"
@@ -139,6 +152,8 @@ struct CiRun {
     work: tempfile::TempDir,
     /// Every artifact directory the project's builds make, by directory name.
     built: PathBuf,
+    /// The keys the jobs' inputs say they write to the run bucket, gathered as they run.
+    expected: std::cell::RefCell<BTreeSet<String>>,
 }
 
 /// One job: its name, working directory and environment, and the files GitHub gives it.
@@ -189,11 +204,31 @@ impl CiRun {
             github,
             work,
             built,
+            expected: std::cell::RefCell::default(),
         }
     }
 
     fn checkout(&self) -> PathBuf {
         self.work.path().join("therock")
+    }
+
+    /// Expects `key` in the run bucket at the end.
+    fn expect(&self, key: String) {
+        self.expected.borrow_mut().insert(key);
+    }
+
+    /// Expects artifact archive `name` (`.tar.zst`, as push writes them) and its sidecar
+    /// below `root`.
+    fn expect_archive(&self, root: &str, name: &str) {
+        self.expect(format!("{root}/{name}.tar.zst"));
+        self.expect(format!("{root}/{name}.tar.zst.sha256sum"));
+    }
+
+    /// Expects every file below `dir` at the same relative path below `prefix`.
+    fn expect_files(&self, prefix: &str, dir: &Path) {
+        for rel in rock_ci_test_support::files_under(dir) {
+            self.expect(format!("{prefix}/{rel}"));
+        }
     }
 
     /// A new job `name` of run `run_id`, in a directory of its own, on Linux or (with
@@ -282,14 +317,18 @@ impl Job<'_> {
         self.env.push((name.to_owned(), value.to_owned()));
     }
 
-    /// Runs `tool` with `args` in the job's directory; prints the line and the tail of what
-    /// the tool printed; returns stdout and stderr.
+    /// Runs `tool` with `args` in the job's directory; prints the line and what the tool said
+    /// it transferred ([`summary`]); returns stdout and stderr.
     fn tool(&self, tool: &str, args: &[&str]) -> (String, String) {
-        self.tool_showing(tool, args, 4)
+        self.run_tool(tool, args, true)
     }
 
-    /// [`Job::tool`], showing the last `shown` lines of what the tool printed.
-    fn tool_showing(&self, tool: &str, args: &[&str], shown: usize) -> (String, String) {
+    /// [`Job::tool`], printing only the command line.
+    fn tool_quiet(&self, tool: &str, args: &[&str]) -> (String, String) {
+        self.run_tool(tool, args, false)
+    }
+
+    fn run_tool(&self, tool: &str, args: &[&str], show: bool) -> (String, String) {
         println!("[{}] $ {tool} {}", self.name, args.join(" "));
         let mut cmd = if let Some(w) = self.windows {
             // Wine needs its own variables (the prefix): the environment is inherited.
@@ -308,13 +347,13 @@ impl Job<'_> {
             .run_output()
             .unwrap();
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-        let lines: Vec<&str> = stdout.lines().chain(stderr.lines()).collect();
-        let shown = lines.len().min(shown);
-        if lines.len() > shown {
-            println!("    … {} lines", lines.len() - shown);
-        }
-        for line in &lines[lines.len() - shown..] {
-            println!("    {line}");
+        if show {
+            let lines: Vec<&str> = stdout.lines().chain(stderr.lines()).collect();
+            let kept = summary(&lines);
+            println!("    ({} lines; the counts and totals:)", lines.len());
+            for line in kept {
+                println!("    {line}");
+            }
         }
         assert!(
             out.status.success(),
@@ -337,7 +376,7 @@ impl Job<'_> {
 
     /// The build step of a stage: writes the stage's artifact directories (for `family`'s
     /// targets), its logs, a ninja log and (for `compiler-runtime`) the build manifest.
-    fn build_stage(&self, stage: &str, family: &str) {
+    fn build_stage(&self, stage: &str, family: &str) -> Vec<String> {
         let build = self.dir.join("build");
         let targets: Vec<&str> = FAMILIES
             .iter()
@@ -379,7 +418,69 @@ impl Job<'_> {
             );
         }
         println!("[{}] build step wrote {}", self.name, made.join(", "));
+        made
     }
+
+    /// The credentials step of the release job (`configure_aws_product_publication_credentials`,
+    /// for the core product): the release bucket's outputs.
+    fn product_bucket_info(&self) {
+        self.tool(
+            "write_product_release_bucket_info",
+            &["--release-type", RELEASE_TYPE, "--product", "core"],
+        );
+        assert_eq!(self.outputs()["bucket"], RELEASE_BUCKET, "[{}]", self.name);
+    }
+
+    /// The credentials step of an uploading job (`configure_aws_artifacts_credentials`): the
+    /// run bucket's outputs.
+    fn artifacts_bucket_info(&self) {
+        self.tool(
+            "write_artifacts_bucket_info",
+            &["--release-type", RELEASE_TYPE],
+        );
+        assert_eq!(self.outputs()["bucket"], BUCKET, "[{}]", self.name);
+    }
+}
+
+/// The lines of a tool's output that say what it transferred: its counts and totals (what was
+/// uploaded, fetched, copied, published or written, and where), its outputs and any warning
+/// or error.
+fn summary<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    const STARTS: [&str; 23] = [
+        "::: Finished building",
+        "::: Creating package",
+        "Uploaded",
+        "Fetched",
+        "Downloaded",
+        "Copied",
+        "Published",
+        "Publishing",
+        "Created",
+        "++ Created",
+        "Wrote",
+        "Found",
+        "Done",
+        "Destination",
+        "Setting github output",
+        "OUTPUT ",
+        "ERROR",
+        "WARNING",
+        "Only ",
+        "Built",
+        "Installed",
+        "Packaging logs",
+        "Uploading",
+    ];
+    lines
+        .iter()
+        .filter(|l| {
+            let t = l.trim_start();
+            let t = t.strip_prefix("[INFO] ").unwrap_or(t);
+            STARTS.iter().any(|s| t.starts_with(s))
+                || (t.starts_with("therock-dist-") || t.contains(".tar.gz ("))
+        })
+        .copied()
+        .collect()
 }
 
 /// Copies the tree `from` to `to`, links as links.
@@ -441,13 +542,20 @@ fn build_project(built: &Path) {
     ] {
         let stage = rock_ci_test_support::rocm::stage(&windows, artifact);
         for file in files {
-            write(&stage.join(file), &format!("{artifact} {file}\n"));
+            let content = if file.ends_with("therock_manifest.json") {
+                // Device files split per target, as on Linux.
+                "{\"flags\": {\"KPACK_SPLIT_ARTIFACTS\": true}}\n".to_owned()
+            } else {
+                format!("{artifact} {file}\n")
+            };
+            write(&stage.join(file), &content);
         }
     }
 }
 
 /// A stage job (`multi_arch_build_portable_linux_artifacts.yml`, or the Windows one): fetch
-/// the inbound artifacts, build, push, upload the logs.
+/// the inbound artifacts, build, push, upload the logs. Expects the archives of what the build
+/// wrote, its logs with the ninja log's archive, and (`compiler-runtime`) the build manifest.
 fn stage_job(ci: &CiRun, run_id: &str, stage: &str, family: &str, windows: Option<&Windows>) {
     let label = if family.is_empty() {
         stage.to_owned()
@@ -469,7 +577,8 @@ fn stage_job(ci: &CiRun, run_id: &str, stage: &str, family: &str, windows: Optio
             "--bootstrap",
         ],
     );
-    job.build_stage(stage, family);
+    let made = job.build_stage(stage, family);
+    job.artifacts_bucket_info();
     job.tool(
         "artifact_manager",
         &[
@@ -480,6 +589,34 @@ fn stage_job(ci: &CiRun, run_id: &str, stage: &str, family: &str, windows: Optio
             "--build-dir=build",
         ],
     );
+    let root = format!(
+        "{run_id}-{}",
+        if windows.is_some() {
+            "windows"
+        } else {
+            "linux"
+        }
+    );
+    for name in &made {
+        ci.expect_archive(&root, name);
+    }
+    // What the build left for the log upload, before the tool looks at it.
+    let logs = if family.is_empty() {
+        format!("{root}/logs/{stage}")
+    } else {
+        format!("{root}/logs/{stage}/{family}")
+    };
+    ci.expect_files(&logs, &job.dir.join("build/logs"));
+    if job.dir.join("build/.ninja_log").is_file() {
+        ci.expect(format!("{logs}/ninja_logs.tar.gz"));
+    }
+    if job
+        .dir
+        .join("build/base/aux-overlay/build/therock_manifest.json")
+        .is_file()
+    {
+        ci.expect(format!("{root}/manifests/therock_manifest.json"));
+    }
     job.tool(
         "post_stage_upload",
         &[
@@ -510,7 +647,7 @@ fn stage_jobs(ci: &CiRun, run_id: &str, stages: &[(&str, bool)], windows: Option
 }
 
 /// A test shard (`setup_test_environment`): installs the family's blas with its tests from the
-/// run and runs the test program; uploads the shard's test report.
+/// run and runs the test program (it uploads nothing).
 fn test_shard(ci: &CiRun, run_id: &str, family: &str, target: &str, windows: Option<&Windows>) {
     let mut job = ci.job(&format!("test shard ({family})"), run_id, windows);
     let fetch_args = "--blas --tests";
@@ -590,23 +727,6 @@ fn test_shard(ci: &CiRun, run_id: &str, family: &str, target: &str, windows: Opt
         "[{}] the tests ran: rocblas-test, blas_value() = 42",
         job.name
     );
-    write(
-        &job.dir.join("reports/index_results.html"),
-        &format!("<html><body>{family}: all passed</body></html>\n"),
-    );
-    job.tool(
-        "upload_test_report_script",
-        &[
-            "--run-id",
-            run_id,
-            "--subfolder",
-            family,
-            "--report-path",
-            "reports",
-            "--index-file-name",
-            "index.html",
-        ],
-    );
 }
 
 /// The native packages jobs (`multi_arch_build_native_linux_packages.yml`, deb and rpm):
@@ -634,14 +754,44 @@ fn native_packages_job(ci: &CiRun, kind: &str) {
             .is_file()
     );
     let dist = job.dir.join("dist");
-    match kind {
+    let package = match kind {
         "deb" => crate::upload_package_repo::build_deb(&dist, "amdrocm-core", "8.0.0"),
         _ => crate::upload_package_repo::build_rpm(&dist, "amdrocm-core", "8.0.0"),
     };
+    // build_package.py's log of each package it builds, beside the packages.
+    write(
+        &dist.join(format!("logs/{kind}-amdrocm-core.log")),
+        &format!("building {kind} amdrocm-core 8.0.0\n"),
+    );
+    job.artifacts_bucket_info();
     job.tool(
         "upload_package_repo",
         &["--pkg-type", kind, "--run-id", RUN, "--package-dir", "dist"],
     );
+    let root = format!("{RUN}-linux");
+    let file_name = package.file_name().unwrap().to_str().unwrap().to_owned();
+    ci.expect_files(&format!("{root}/logs/packaging/{kind}"), &dist.join("logs"));
+    // The page the step summary links the logs with.
+    ci.expect(format!("{root}/logs/packaging/{kind}/index.html"));
+    let repo = format!("{root}/packages/{kind}");
+    let fixed: Vec<String> = match kind {
+        "deb" => vec![
+            format!("pool/main/{file_name}"),
+            "dists/stable/Release".to_owned(),
+            "dists/stable/main/binary-amd64/Packages".to_owned(),
+            "dists/stable/main/binary-amd64/Packages.gz".to_owned(),
+        ],
+        _ => vec![
+            format!("x86_64/{file_name}"),
+            "x86_64/repodata/repomd.xml".to_owned(),
+        ],
+    };
+    for rel in fixed {
+        ci.expect(format!("{repo}/{rel}"));
+    }
+    // As the reference, every other file of the package directory goes into the repository
+    // too: the logs.
+    ci.expect_files(&format!("{repo}/logs"), &dist.join("logs"));
     println!(
         "[{}] package_repository_url={}",
         job.name,
@@ -649,59 +799,155 @@ fn native_packages_job(ci: &CiRun, kind: &str) {
     );
 }
 
-/// The Python packages job (`build_portable_linux_python_packages.yml`): fetch the run's
-/// artifacts, build the wheels, upload them as a multi-arch index; then `pip install` from
-/// the page its step output names, in a fresh venv, and use the packages.
+/// The artifact group of the multi-arch Python packages job.
+const MULTI_ARCH_GROUP: &str = "multi-arch-release";
+
+/// The Python packages job as multi-arch CI runs it (`build_portable_linux_python_packages.yml`
+/// with `amdgpu_families` and `multiarch_index: true`): fetch every stage's artifacts of both
+/// families, build the wheels, upload them as a flat multi-arch index. Then the test job
+/// (`test_rocm_wheels.yml`): in a fresh venv, `pip install rocm[libraries,device-gfx942]==VERSION`
+/// with `--index-url` and `--find-links` from what the upload published; the host libraries
+/// load, the gfx942 device package and its kpack are there, the other family's are not.
 fn python_packages_job(ci: &CiRun, public: &str) {
     let mut job = ci.job("build_python_packages", RUN, None);
     job.set("ARTIFACT_RUN_ID", RUN);
-    let targets = FAMILIES.map(|(_, t)| t).join(",");
+    let families = FAMILIES.map(|(f, _)| f).join(";");
+    let workspace = job.path("");
     job.tool(
-        "fetch_artifacts",
+        "artifact_manager",
         &[
-            &format!("--run-github-repo={REPO}"),
+            "fetch",
             &format!("--run-id={RUN}"),
-            "--artifact-group=gfx94X-dcgpu",
-            &format!("--amdgpu-targets={targets}"),
-            "--output-dir=artifacts",
+            "--run-github-repo=",
+            "--stage=all",
+            &format!("--amdgpu-families={families}"),
+            "--expand-family-to-targets",
+            &format!("--output-dir={workspace}"),
         ],
     );
     let python = crate::build_python_packages::python();
+    let mut build_args = vec![
+        "--artifact-dir=artifacts".to_owned(),
+        "--dest-dir=packages".to_owned(),
+        format!("--version={VERSION}"),
+        format!("--linux-amdgpu-families={families}"),
+        "--windows-amdgpu-families=".to_owned(),
+        format!("--python={}", python.display()),
+    ];
+    if let Some(templates) = therock_templates() {
+        build_args.push(format!("--templates-dir={}", templates.display()));
+    }
     job.tool(
         "build_python_packages",
-        &[
-            "--artifact-dir=artifacts",
-            "--dest-dir=packages",
-            &format!("--version={VERSION}"),
-            &format!(
-                "--linux-amdgpu-families={}",
-                FAMILIES.map(|(f, _)| f).join(";")
-            ),
-            &format!("--python={}", python.display()),
-        ],
+        &build_args.iter().map(String::as_str).collect::<Vec<_>>(),
     );
+    job.artifacts_bucket_info();
     job.tool(
         "upload_python_packages",
         &[
             "--input-packages-dir=packages",
-            "--artifact-group=gfx94X-dcgpu",
+            &format!("--artifact-group={MULTI_ARCH_GROUP}"),
             &format!("--run-id={RUN}"),
             "--multiarch",
         ],
     );
+    // The flat multi-arch index: every package, a page of them, and a PEP 503 index.
+    // What build_python_packages left in `dist/`: the wheels and the `rocm` sdist.
+    let packages = job.dir.join("packages/dist");
+    let python_root = format!("{RUN}-linux/python");
+    let mut projects = BTreeSet::new();
+    for rel in rock_ci_test_support::files_under(&packages) {
+        let name = rel.rsplit('/').next().unwrap();
+        let project = match name.strip_suffix(".whl") {
+            Some(stem) => stem.split('-').next().unwrap().replace('_', "-"),
+            None => name.split('-').next().unwrap().to_owned(),
+        };
+        projects.insert(project);
+        ci.expect(format!("{python_root}/{name}"));
+    }
+    ci.expect(format!("{python_root}/index.html"));
+    ci.expect(format!("{python_root}/simple/index.html"));
+    for project in &projects {
+        ci.expect(format!("{python_root}/simple/{project}/index.html"));
+    }
     let outputs = job.outputs();
     println!("[{}] outputs: {outputs:?}", job.name);
     assert_eq!(outputs["kpack_split"], "true");
-    // The page the step output names, read over HTTP from the bucket.
-    let url = &outputs["package_find_links_url"];
-    let page = url.replace(
-        &format!("https://{BUCKET}.s3.amazonaws.com"),
-        &format!("{public}/{BUCKET}"),
+
+    // test_rocm_wheels.yml, with the page the step output names and the index beside it, read
+    // over HTTP from the bucket.
+    let public_url = |url: &str| {
+        let local = url.replace(
+            &format!("https://{BUCKET}.s3.amazonaws.com"),
+            &format!("{public}/{BUCKET}"),
+        );
+        assert_ne!(local, url, "{url}");
+        local
+    };
+    let find_links = public_url(&outputs["package_find_links_url"]);
+    let index = format!("{public}/{BUCKET}/{python_root}/simple/");
+    let (target_family, target) = FAMILIES[0];
+    let requirement = format!("rocm[libraries,device-{target}]=={VERSION}");
+    let venv = pip_install(&job.dir.join("test"), &index, &find_links, &requirement);
+    println!(
+        "[{}] pip installed {requirement} (--index-url {index} --find-links {find_links})",
+        job.name
     );
-    assert_ne!(&page, url, "{url}");
-    let venv = crate::build_python_packages::install(&job.dir, &page, SDK, "gfx942");
-    println!("[{}] pip installed rocm from {page}", job.name);
-    check_sdk(&venv, "gfx942");
+    check_sdk(&venv, target);
+    let freeze =
+        text(&run_ok(Command::new(venv.join("bin/python")).args(["-m", "pip", "freeze"])).stdout);
+    let other = FAMILIES[1].1;
+    assert!(
+        freeze.contains(&format!("rocm-sdk-device-{target}=={VERSION}")),
+        "{freeze}"
+    );
+    assert!(!freeze.contains(&format!("device-{other}")), "{freeze}");
+    println!(
+        "[{}] {target_family}: device-{target} installed, device-{other} not",
+        job.name
+    );
+    if therock_templates().is_some() {
+        let tested = run_ok(Command::new(venv.join("bin/rocm-sdk")).arg("test"));
+        println!("[{}] rocm-sdk test:\n{}", job.name, text(&tested.stdout));
+    }
+}
+
+/// The Python package templates of a TheRock checkout (`THEROCK_DIR`), used instead of the
+/// fixture's: the packages job then builds with TheRock's own templates and its test job runs
+/// their `rocm-sdk test`.
+fn therock_templates() -> Option<PathBuf> {
+    let dir = std::env::var_os("THEROCK_DIR").filter(|d| !d.is_empty())?;
+    let templates = Path::new(&dir).join("build_tools/packaging/python/templates");
+    assert!(
+        templates.is_dir(),
+        "THEROCK_DIR: no {}",
+        templates.display()
+    );
+    Some(templates)
+}
+
+/// A fresh venv in `dir` with `requirement` installed by pip from `index` and `find_links`, as
+/// `setup_venv.py --packages … --index-url … --find-links …` installs it. The `rocm` sdist is
+/// built without build isolation: its build needs setuptools, which the run's index does not
+/// carry (TheRock's aggregate index does).
+fn pip_install(dir: &Path, index: &str, find_links: &str, requirement: &str) -> PathBuf {
+    let venv = crate::build_python_packages::venv_for_sdists(dir);
+    run_ok(
+        Command::new(venv.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-build-isolation",
+                &format!("--index-url={index}"),
+                &format!("--find-links={find_links}"),
+                requirement,
+            ])
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+            .env_remove("ROCM_SDK_TARGET_FAMILY"),
+    );
+    venv
 }
 
 /// The installed SDK works: the version, the GPU library loaded (its dependency from the core
@@ -755,52 +1001,145 @@ fn run_ok(cmd: &mut Command) -> Output {
     rock_ci_test_support::elf::run_ok(cmd)
 }
 
-/// The tarballs job (`multi_arch_build_tarballs.yml`): one tarball of the run's artifacts per
-/// family, uploaded.
-fn tarballs_job(ci: &CiRun) {
-    let mut job = ci.job("build_tarballs", RUN, None);
+/// The tarballs job (`multi_arch_build_tarballs.yml`), for `platform`: `build_tarballs` with the
+/// workflow's flags (test tarballs included, its default), then `upload_tarballs`. Expects a
+/// tarball per family and its `-tests-` twin, and (the base manifest splits device files per
+/// target) the multi-arch pair, each with its sidecar.
+fn tarballs_job(ci: &CiRun, platform: &str) {
+    let mut job = ci.job(&format!("build_tarballs ({platform})"), RUN, None);
     job.set("ARTIFACT_RUN_ID", RUN);
-    // One per family, and the multi-arch one of every family a release needs.
-    let all = FAMILIES.map(|(f, _)| f).join(";");
-    for (name, family) in FAMILIES
-        .map(|(f, _)| (f, f))
-        .into_iter()
-        .chain([("multiarch", all.as_str())])
-    {
-        let dir = format!("dist-{name}");
-        job.tool(
-            "artifact_manager",
-            &[
-                "fetch",
-                &format!("--run-id={RUN}"),
-                "--stage=all",
-                &format!("--amdgpu-families={family}"),
-                "--expand-family-to-targets",
-                &format!("--output-dir={dir}"),
-                "--flatten",
-            ],
-        );
-        fs_err::create_dir_all(job.dir.join("tarballs")).unwrap();
-        run_ok(
-            Command::new("tar")
-                .arg("-czf")
-                .arg(format!(
-                    "tarballs/therock-dist-linux-{name}-{VERSION}.tar.gz"
-                ))
-                .args(["-C", &dir, "."])
-                .current_dir(&job.dir),
-        );
-    }
+    let families: Vec<&str> = match platform {
+        "windows" => vec![FAMILIES[1].0],
+        _ => FAMILIES.map(|(f, _)| f).to_vec(),
+    };
     let tarballs = job.path("tarballs");
+    job.tool(
+        "build_tarballs",
+        &[
+            &format!("--run-id={RUN}"),
+            "--run-github-repo=",
+            &format!("--dist-amdgpu-families={}", families.join(";")),
+            &format!("--platform={platform}"),
+            &format!("--package-version={VERSION}"),
+            &format!("--output-dir={tarballs}"),
+            "--include-test-tarballs",
+        ],
+    );
+    let mut labels: Vec<String> = families
+        .iter()
+        .flat_map(|f| [(*f).to_owned(), format!("{f}-tests")])
+        .collect();
+    labels.extend(["multiarch".to_owned(), "multiarch-tests".to_owned()]);
+    for label in &labels {
+        let key =
+            format!("{RUN}-{platform}/tarballs/therock-dist-{platform}-{label}-{VERSION}.tar.gz");
+        ci.expect(format!("{key}.sha256sum"));
+        ci.expect(key);
+    }
+    // The tests tarball of a family holds its tests, the other does not.
+    let family = families[0];
+    let listing = |label: &str| {
+        let path = job.dir.join(format!(
+            "tarballs/therock-dist-{platform}-{label}-{VERSION}.tar.gz"
+        ));
+        let file = fs_err::File::open(&path).unwrap();
+        let mut archive = tar::Archive::new(flate2::read::MultiGzDecoder::new(file));
+        archive
+            .entries()
+            .unwrap()
+            .map(|e| String::from_utf8(e.unwrap().path_bytes().into_owned()).unwrap())
+            .collect::<BTreeSet<String>>()
+    };
+    let test_program = if platform == "windows" {
+        "./bin/rocblas-test.exe"
+    } else {
+        "./bin/rocblas-test"
+    };
+    assert!(listing(&format!("{family}-tests")).contains(test_program));
+    assert!(!listing(family).contains(test_program));
+    job.artifacts_bucket_info();
     job.tool(
         "upload_tarballs",
         &[
             &format!("--input-tarballs-dir={tarballs}"),
             &format!("--run-id={RUN}"),
-            "--platform=linux",
+            &format!("--platform={platform}"),
             &format!("--release-type={RELEASE_TYPE}"),
         ],
     );
+}
+
+/// The test report step, as TheRock runs it only in `manifest-diff.yml`: the report of the run's
+/// manifest against a baseline, uploaded to `logs/manifest-diff/` with an index page.
+fn manifest_diff_job(ci: &CiRun) {
+    let job = ci.job("manifest-diff", RUN, None);
+    let reports = job.dir.join("reports");
+    write(
+        &reports.join("manifest_diff.html"),
+        "<html><body>manifest diff: 0 changes</body></html>\n",
+    );
+    job.artifacts_bucket_info();
+    job.tool(
+        "upload_test_report_script",
+        &[
+            "--run-id",
+            RUN,
+            "--subfolder",
+            "manifest-diff",
+            "--report-path",
+            "reports",
+            "--index-file-name",
+            "index.html",
+        ],
+    );
+    let prefix = format!("{RUN}-linux/logs/manifest-diff");
+    ci.expect_files(&prefix, &reports);
+    ci.expect(format!("{prefix}/index.html"));
+}
+
+/// `test_artifacts_structure.yml`: every archive of the run's families, kept (not unpacked) and
+/// verified, for the structure tests to read from `.download_cache`.
+fn artifact_structure_job(ci: &CiRun, platform: &str) {
+    let job = ci.job(
+        &format!("validate_artifact_structure ({platform})"),
+        RUN,
+        None,
+    );
+    let families = match platform {
+        "windows" => FAMILIES[1].0.to_owned(),
+        _ => FAMILIES.map(|(f, _)| f).join(";"),
+    };
+    let workspace = job.path("");
+    job.tool(
+        "artifact_manager",
+        &[
+            "fetch",
+            &format!("--run-id={RUN}"),
+            "--run-github-repo=",
+            "--stage=all",
+            &format!("--amdgpu-families={families}"),
+            &format!("--platform={platform}"),
+            &format!("--output-dir={workspace}"),
+            "--no-extract",
+        ],
+    );
+    // The flags name families, not targets (no --expand-family-to-targets): the generic
+    // archives, as the workflow fetches them.
+    let cache = job.dir.join(".download_cache");
+    let kept: Vec<String> = rock_ci_test_support::files_under(&cache);
+    let archives = kept.iter().filter(|n| n.ends_with(".tar.zst")).count();
+    let generic = STAGES
+        .iter()
+        .flat_map(|(stage, _)| stage_outputs(stage))
+        .filter(|p| !p.contains("{target}"))
+        .count();
+    let generic = if platform == "windows" {
+        generic - 1
+    } else {
+        generic
+    };
+    assert_eq!(archives, generic, "{kept:?}");
+    println!("[{}] {archives} archives kept in .download_cache", job.name);
 }
 
 /// The release job (`multi_arch_release_linux.yml`): publish the run to the release bucket;
@@ -808,6 +1147,7 @@ fn tarballs_job(ci: &CiRun) {
 /// release site serves it), apt-get and dnf.
 fn release_job(ci: &CiRun, public: &str) {
     let job = ci.job("publish_to_release_buckets", RUN, None);
+    job.product_bucket_info();
     let mut args = vec![
         format!("--run-id={RUN}"),
         "--platform=linux".to_owned(),
@@ -921,6 +1261,22 @@ fn release_job(ci: &CiRun, public: &str) {
 fn second_run(ci: &CiRun) {
     let job = ci.job("copy_prebuilt_stages", RERUN, None);
     let families = FAMILIES.map(|(f, _)| f).join(";");
+    // What the copy's flags ask for: every artifact of the copied stages, for every target of
+    // both families.
+    for (stage, _) in &STAGES[..3] {
+        for pattern in stage_outputs(stage) {
+            if pattern.contains("{target}") {
+                for (_, target) in FAMILIES {
+                    ci.expect_archive(
+                        &format!("{RERUN}-linux"),
+                        &pattern.replace("{target}", target),
+                    );
+                }
+            } else {
+                ci.expect_archive(&format!("{RERUN}-linux"), pattern);
+            }
+        }
+    }
     job.tool(
         "artifact_manager",
         &[
@@ -954,7 +1310,7 @@ fn named_locations(ci: &CiRun, run_id: &str, platform: &str) -> BTreeMap<String,
             "json",
         ];
         args.extend(extra);
-        let (stdout, _) = job.tool_showing("ci_layout", &args, 0);
+        let (stdout, _) = job.tool_quiet("ci_layout", &args);
         let layout: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!(layout["bucket"], BUCKET);
         // A stage query adds its stage's log directory; the rest depends on the group.
@@ -1008,6 +1364,9 @@ fn written_locations(runs: &[(&str, &str)]) -> BTreeSet<String> {
                 expected.insert(dir);
             }
         }
+        if *platform == "windows" && *run_id == RUN {
+            expected.insert(format!("{root}/tarballs"));
+        }
         if *platform == "linux" && *run_id == RUN {
             for loc in [
                 "manifests/therock_manifest.json",
@@ -1015,8 +1374,8 @@ fn written_locations(runs: &[(&str, &str)]) -> BTreeSet<String> {
                 "tarballs",
                 "packages/deb",
                 "packages/rpm",
-                "logs/gfx94X-dcgpu",
-                "logs/gfx110X-all",
+                "logs/packaging/deb",
+                "logs/packaging/rpm",
             ] {
                 expected.insert(format!("{root}/{loc}"));
             }
@@ -1052,7 +1411,15 @@ fn check_first_run_complete(keys: &[String], first: &BTreeMap<String, String>) {
 }
 
 /// The locations `ci_layout` names that no job of this run writes, and why.
-const NOT_WRITTEN: [(&str, &str); 13] = [
+const NOT_WRITTEN: [(&str, &str); 11] = [
+    (
+        "log_dir",
+        "a build in one job uploads its logs there; the test shards of a multi-arch run upload no report (TheRock's test report step runs only in manifest-diff.yml)",
+    ),
+    (
+        "log_index",
+        "a build in one job uploads its logs there; the test shards of a multi-arch run upload no report (TheRock's test report step runs only in manifest-diff.yml)",
+    ),
     (
         "artifact_index",
         "post_build_upload writes it, for a build in one job",
@@ -1089,22 +1456,6 @@ const NOT_WRITTEN: [(&str, &str); 13] = [
         "python_packages",
         "a single-arch upload writes it (this run's is multi-arch: python_packages_root)",
     ),
-    (
-        "native_packages_deb_log_dir",
-        "the packages job's package build writes its logs there",
-    ),
-    (
-        "native_packages_deb_log_index",
-        "the packages job's package build writes its logs there",
-    ),
-    (
-        "native_packages_rpm_log_dir",
-        "the packages job's package build writes its logs there",
-    ),
-    (
-        "native_packages_rpm_log_index",
-        "the packages job's package build writes its logs there",
-    ),
 ];
 
 /// Every key of the runs in the bucket is one that `ci_layout` names (a file it names, or a
@@ -1136,8 +1487,15 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
                 (!name.contains('/') && artifacts::ArtifactName::from_filename(archive).is_some())
                     .then(|| format!("{root}/ (artifact archives)"))
             });
+            // A test report's subfolder is the caller's choice (`--subfolder manifest-diff`).
+            let report = key.starts_with(&format!("{root}/logs/manifest-diff/"));
             match holder {
                 Some(loc) => *held.entry(loc).or_default() += 1,
+                None if report => {
+                    *held
+                        .entry(format!("{root}/logs/manifest-diff"))
+                        .or_default() += 1;
+                }
                 None => unnamed.push(key.clone()),
             }
         }
@@ -1181,28 +1539,183 @@ fn check_keys(ci: &CiRun, runs: &[(&str, &str)]) {
     );
 }
 
+/// The run bucket as the check reads it: every key and its bytes.
+type Bucket = BTreeMap<String, Vec<u8>>;
+
+/// A change to the bucket that a broken job would leave.
+type Mutation = Box<dyn Fn(&mut Bucket)>;
+
+/// The exact check: the keys of `bucket` are the `expected` ones (what the jobs' inputs say they
+/// write), plus the content-addressed files of the package repositories (the APT `by-hash`
+/// copies of each `Packages` index, the RPM `repodata` files `repomd.xml` lists, each named by
+/// its own SHA-256); none missing, none extra. Every archive and tarball has its sidecar, and
+/// every sidecar holds the SHA-256 of its file. The problems, one line each.
+fn exact_problems(expected: &BTreeSet<String>, bucket: &Bucket) -> Vec<String> {
+    let mut problems = Vec::new();
+    let sha = |bytes: &[u8]| rock_ci_test_support::sha256_hex(bytes);
+    let mut wanted = expected.clone();
+    for (key, bytes) in bucket {
+        if let Some(dir) = key
+            .strip_suffix("/Packages")
+            .or_else(|| key.strip_suffix("/Packages.gz"))
+        {
+            wanted.insert(format!("{dir}/by-hash/SHA256/{}", sha(bytes)));
+        }
+        if let Some(repo) = key.strip_suffix("/repodata/repomd.xml") {
+            let text = String::from_utf8_lossy(bytes);
+            for href in text
+                .split("href=\"")
+                .skip(1)
+                .filter_map(|h| h.split('"').next())
+            {
+                wanted.insert(format!("{repo}/{href}"));
+            }
+        }
+    }
+    for key in wanted.iter().filter(|k| !bucket.contains_key(*k)) {
+        problems.push(format!("missing: {key}"));
+    }
+    for key in bucket.keys().filter(|k| !wanted.contains(*k)) {
+        problems.push(format!("not expected: {key}"));
+    }
+    for (key, bytes) in bucket {
+        // Content-addressed names: `by-hash/SHA256/{digest}`, `repodata/{digest}-….xml.gz`.
+        let name = key.rsplit('/').next().unwrap();
+        let addressed = if key.contains("/by-hash/SHA256/") {
+            Some(name)
+        } else if key.contains("/repodata/") && name != "repomd.xml" {
+            name.split('-').next()
+        } else {
+            None
+        };
+        if let Some(digest) = addressed
+            && digest != sha(bytes)
+        {
+            problems.push(format!("{key}: named {digest}, holds {}", sha(bytes)));
+        }
+        let archive =
+            key.ends_with(".tar.zst") || key.ends_with(".tar.gz") && key.contains("/tarballs/");
+        if archive {
+            let sidecar = format!("{key}.sha256sum");
+            match bucket.get(&sidecar) {
+                None => problems.push(format!("{key}: no sidecar")),
+                Some(side) => {
+                    let recorded = String::from_utf8_lossy(side);
+                    let recorded = recorded.split_whitespace().next().unwrap_or_default();
+                    if recorded != sha(bytes) {
+                        problems.push(format!(
+                            "{sidecar}: {recorded}, but {key} hashes to {}",
+                            sha(bytes)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// The exact check of the run bucket, then the same check of the bucket changed in each way a
+/// broken job would leave it, each of which must fail it.
+fn check_exact(ci: &CiRun) {
+    println!("\n=== exact key check: s3://{BUCKET}");
+    let bucket: Bucket = ci
+        .store
+        .all_keys(BUCKET)
+        .into_iter()
+        .map(|k| {
+            let bytes = ci.store.read(BUCKET, &k);
+            (k, bytes)
+        })
+        .collect();
+    let expected = ci.expected.borrow().clone();
+    let problems = exact_problems(&expected, &bucket);
+    assert!(
+        problems.is_empty(),
+        "the run bucket:\n  {}",
+        problems.join("\n  ")
+    );
+    let mut per_root: BTreeMap<&str, usize> = BTreeMap::new();
+    for key in bucket.keys() {
+        *per_root.entry(key.split('/').next().unwrap()).or_default() += 1;
+    }
+    println!(
+        "  {} keys, exactly the {} the jobs' inputs imply and the repositories' content-addressed \
+         files; every archive and tarball with its sidecar, every digest right: {per_root:?}",
+        bucket.len(),
+        expected.len()
+    );
+    let family = FAMILIES[1];
+    let mutations: Vec<(String, Mutation)> = vec![
+        (
+            format!("the copy leaves out {}", family.0),
+            Box::new(move |b: &mut Bucket| {
+                b.retain(|k, _| {
+                    !(k.starts_with(&format!("{RERUN}-linux/")) && k.contains(family.1))
+                });
+            }),
+        ),
+        (
+            "a stage writes no ninja log".to_owned(),
+            Box::new(|b: &mut Bucket| {
+                b.remove(&format!("{RUN}-linux/logs/foundation/ninja_logs.tar.gz"));
+            }),
+        ),
+        (
+            "one sidecar dropped".to_owned(),
+            Box::new(|b: &mut Bucket| {
+                b.remove(&format!("{RUN}-linux/base_lib_generic.tar.zst.sha256sum"));
+            }),
+        ),
+        (
+            "one stray key".to_owned(),
+            Box::new(|b: &mut Bucket| {
+                b.insert(format!("{RUN}-linux/logs/stray.txt"), b"stray".to_vec());
+            }),
+        ),
+        (
+            "a sidecar that does not match its archive".to_owned(),
+            Box::new(|b: &mut Bucket| {
+                let key = format!("{RUN}-linux/core-hip_lib_generic.tar.zst.sha256sum");
+                b.insert(
+                    key,
+                    format!("{}  core-hip_lib_generic.tar.zst\n", "0".repeat(64)).into_bytes(),
+                );
+            }),
+        ),
+        (
+            "a packaging log missing".to_owned(),
+            Box::new(|b: &mut Bucket| {
+                b.retain(|k, _| !k.contains("/logs/packaging/deb/"));
+            }),
+        ),
+    ];
+    for (what, mutate) in mutations {
+        let mut changed = bucket.clone();
+        mutate(&mut changed);
+        assert_ne!(changed, bucket, "{what}: the mutation changed nothing");
+        let problems = exact_problems(&expected, &changed);
+        assert!(!problems.is_empty(), "{what}: the check passed");
+        println!("  mutation \"{what}\" fails it: {}", problems[0]);
+    }
+}
+
 #[test]
 fn a_whole_ci_run() {
     let ci = CiRun::start();
     let windows = Windows::from_env();
     let (public, _served) = ci.store.public_http();
 
-    // The credentials step of every uploading job.
-    let job = ci.job("configure_aws_artifacts_credentials", RUN, None);
-    job.tool(
-        "write_artifacts_bucket_info",
-        &["--release-type", RELEASE_TYPE],
-    );
-    assert_eq!(job.outputs()["bucket"], BUCKET);
-
     stage_jobs(&ci, RUN, &STAGES, None);
+    artifact_structure_job(&ci, "linux");
     for (family, target) in FAMILIES {
         test_shard(&ci, RUN, family, target, None);
     }
     native_packages_job(&ci, "deb");
     native_packages_job(&ci, "rpm");
     python_packages_job(&ci, &public);
-    tarballs_job(&ci);
+    tarballs_job(&ci, "linux");
+    manifest_diff_job(&ci);
     release_job(&ci, &public);
     second_run(&ci);
 
@@ -1211,11 +1724,15 @@ fn a_whole_ci_run() {
         stage_jobs(&ci, RUN, &STAGES[..3], Some(windows));
         let (family, target) = FAMILIES[1];
         test_shard(&ci, RUN, family, target, Some(windows));
+        // The Windows run's tarballs and structure checks run on Linux runners.
+        artifact_structure_job(&ci, "windows");
+        tarballs_job(&ci, "windows");
         runs.push((RUN, "windows"));
     } else {
         println!("\n(no ROCK_CI_WINDOWS_ROCK_CI: the Windows jobs are not run)");
     }
     check_keys(&ci, &runs);
+    check_exact(&ci);
     let asked = ci.github.requests().len();
     println!("GitHub API: {asked} requests");
 }

@@ -11,6 +11,8 @@ use package_index::repo::{self, PkgType};
 use storage_backend::{Reporter, StorageBackend};
 use workflow_outputs::Platform;
 
+use file_tree::FileError;
+
 use crate::{Error, steps, upload_logs};
 
 /// A publication of a package repository.
@@ -75,9 +77,23 @@ pub async fn run(
     if let Some(logs) = repo::log_dir(&dir, out)? {
         let dest = root.native_linux_packages_log_dir(pkg_type.name());
         upload_logs(&backend, &logs, &dest, None, out).await?;
-        let url = root
-            .native_linux_packages_log_index(pkg_type.name())
-            .https_url();
+        // The page the summary and `packaging_logs_url` link to.
+        let index = root.native_linux_packages_log_index(pkg_type.name());
+        let page = {
+            let logs = logs.clone();
+            storage_backend::blocking(move || logs_index_page(&logs, pkg_type.name())).await?
+        };
+        let staged =
+            file_tree::temp_file_in(&dir, ".logs-index").map_err(|e| FileError::write(&dir, e))?;
+        fs_err::write(staged.path(), page).map_err(|e| FileError::write(staged.path(), e))?;
+        backend
+            .upload_file(staged.path(), &index)
+            .await
+            .map_err(|source| Error::Logs {
+                logs: logs.clone(),
+                source,
+            })?;
+        let url = index.https_url();
         writeln!(out, "Packaging logs uploaded to: {url}")?;
         github_actions::set_outputs_with(&[("packaging_logs_url", &url)], lookup)?;
         logs_url = Some(url);
@@ -87,6 +103,31 @@ pub async fn run(
         lookup,
     )?;
     Ok(())
+}
+
+/// The index page of the packaging logs below `logs`: every file, with its size and time.
+fn logs_index_page(logs: &std::path::Path, pkg_type: &str) -> Result<String, FileError> {
+    let mut entries = Vec::new();
+    for e in file_tree::walk(logs)? {
+        if !(e.is_file || e.is_symlink_to_file) || e.name() == "index.html" {
+            continue;
+        }
+        let meta = fs_err::metadata(&e.path).map_err(|err| FileError::read(&e.path, err))?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_secs()).ok());
+        entries.push(file_tree::IndexEntry {
+            path: e.relative(),
+            size: meta.len(),
+            modified,
+        });
+    }
+    Ok(file_tree::index_page(
+        &format!("{pkg_type} packaging logs"),
+        &entries,
+    ))
 }
 
 #[cfg(test)]

@@ -146,7 +146,13 @@ pub async fn build_tarballs(
     write_plan_header(request, &lines);
     let topology = load_topology(&request.checkout).await?;
     let all = topology.artifacts_to_fetch(build_topology::ALL_STAGES)?;
-    let excluded_artifacts = parse_excluded_artifacts(EXCLUDED_ARTIFACTS, &topology)?;
+    // The tool's own default: a topology without one of these artifacts has nothing to leave
+    // out (the reference's `artifact_manager` would refuse the name).
+    let known: Vec<&str> = EXCLUDED_ARTIFACTS
+        .split(',')
+        .filter(|a| topology.artifact_names().any(|n| n == *a))
+        .collect();
+    let excluded_artifacts = parse_excluded_artifacts(&known.join(","), &topology)?;
     let excluded_components = parse_excluded_components(EXCLUDED_COMPONENTS)?;
     let run_id = request.run.run_id()?;
     let backend = request

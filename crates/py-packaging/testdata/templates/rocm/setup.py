@@ -15,14 +15,20 @@ def dist_info(pure):
 from setuptools import setup
 
 info = dist_info("rocm_sdk")
-family = info.determine_target_family()
+# No target family (a GPU-less machine): the target-specific extras are left out, and the
+# per-target ones (`device-gfx942`) name the device package to install.
+try:
+    family = info.determine_target_family()
+except RuntimeError:
+    family = None
 extras = {}
 for entry in info.ALL_PACKAGES.values():
     if not entry.required:
+        if entry.is_target_specific and family is None:
+            continue
         target = family if entry.is_target_specific else None
-        if entry.logical_name == "libraries" and not entry.is_target_specific:
-            target = None
         extras[entry.logical_name] = [entry.get_dist_package_require(target)]
+extras.update(info.build_per_target_extras())
 setup(
     name="rocm",
     version=info.__version__,

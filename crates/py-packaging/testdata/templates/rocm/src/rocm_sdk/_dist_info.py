@@ -42,6 +42,17 @@ class PackageEntry:
         return "_" + dist.replace("-", "_") + PY_PACKAGE_SUFFIX_NONCE
 
 
+def build_per_target_extras():
+    """`device-{target}` for each available target of a target-specific device package (when
+    there are several: a kpack-split build), and `device-all` of them all."""
+    entry = ALL_PACKAGES.get("device")
+    if entry is None or not entry.is_target_specific or len(AVAILABLE_TARGET_FAMILIES) < 2:
+        return {}
+    extras = {f"device-{t}": [entry.get_dist_package_require(t)] for t in AVAILABLE_TARGET_FAMILIES}
+    extras["device-all"] = [r for t in AVAILABLE_TARGET_FAMILIES for r in extras[f"device-{t}"]]
+    return extras
+
+
 def determine_target_family():
     family = os.getenv("ROCM_SDK_TARGET_FAMILY") or DEFAULT_TARGET_FAMILY
     if family == "DEFAULT" or family is None:
