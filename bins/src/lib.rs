@@ -298,6 +298,12 @@ pub fn parse_path(s: &str) -> Result<std::path::PathBuf, std::convert::Infallibl
     Ok(file_tree::native_path(s))
 }
 
+/// Parses a bucket name for clap: S3's naming rules, the broken one in the error.
+pub fn parse_bucket(s: &str) -> Result<String, String> {
+    storage_location::check_bucket_name(s).map_err(|e| e.to_string())?;
+    Ok(s.to_owned())
+}
+
 /// Parses a [`Platform`] for clap, with the allowed values in the error.
 pub fn parse_platform(s: &str) -> Result<Platform, String> {
     s.parse()

@@ -23,8 +23,9 @@ struct Args {
     /// Workflow run id.
     #[arg(long)]
     run_id: String,
-    /// Upload to this bucket instead of the run's (no fork prefix).
-    #[arg(long)]
+    /// Upload to this bucket instead of the run's (no fork prefix); checked against S3's
+    /// bucket naming rules.
+    #[arg(long, value_parser = rock_ci::parse_bucket)]
     bucket: Option<String>,
     /// Multi-arch layout: no artifact group in the path; per-family indexes.
     #[arg(long)]

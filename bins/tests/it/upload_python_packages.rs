@@ -589,6 +589,55 @@ fn a_flat_upload_writes_the_page_its_output_names() {
     assert!(!flat.join("index.html").exists());
 }
 
+/// A `--bucket` S3 would refuse exits 2 naming the rule it breaks, before any request and
+/// with `--dry-run` too (which would otherwise print keys in a bucket that cannot exist).
+#[test]
+fn a_bucket_name_s3_refuses_is_a_usage_error() {
+    let t = tempfile::tempdir().unwrap();
+    write_wheel(&t.path().join("pkgs/dist"), "demo", "1.0");
+    // Nothing listens there: a request would fail otherwise, and later.
+    let env = [("AWS_ENDPOINT_URL", "http://127.0.0.1:9")];
+    for (bucket, rule) in [
+        (
+            "therock-ci-artifacts/evil",
+            "only lowercase letters, digits, dots and hyphens",
+        ),
+        (
+            "Bad_Bucket!",
+            "only lowercase letters, digits, dots and hyphens",
+        ),
+        (
+            "with space",
+            "only lowercase letters, digits, dots and hyphens",
+        ),
+        ("ab", "3 to 63 characters"),
+        ("", "3 to 63 characters"),
+    ] {
+        for dry_run in [false, true] {
+            let mut args = vec![
+                "--input-packages-dir",
+                "pkgs",
+                "--run-id",
+                "1",
+                "--multiarch",
+                "--bucket",
+                bucket,
+            ];
+            if dry_run {
+                args.push("--dry-run");
+            }
+            let out = run(&args, &env, t.path());
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{bucket:?}: {stderr}");
+            assert!(
+                stderr.contains(rule) && stderr.contains("--bucket"),
+                "{bucket:?}: {stderr}"
+            );
+            assert!(out.stdout.is_empty(), "{bucket:?}: {}", text(&out.stdout));
+        }
+    }
+}
+
 #[test]
 #[expect(clippy::too_many_lines, reason = "one table of usage and input errors")]
 fn usage_and_input_errors() {
@@ -610,7 +659,7 @@ fn usage_and_input_errors() {
                 "1",
                 "--multiarch",
                 "--bucket",
-                "b",
+                "some-bucket",
                 "--output-dir",
                 "o",
             ],

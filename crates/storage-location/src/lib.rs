@@ -49,6 +49,86 @@ impl fmt::Display for UnsafeKeyError {
 
 impl std::error::Error for UnsafeKeyError {}
 
+/// A bucket name S3 does not accept, and the naming rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketNameError {
+    name: String,
+    rule: &'static str,
+}
+
+impl BucketNameError {
+    /// The name given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The rule it breaks, as S3's bucket naming rules word it.
+    pub fn rule(&self) -> &'static str {
+        self.rule
+    }
+}
+
+impl fmt::Display for BucketNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a bucket name: {}", self.name, self.rule)
+    }
+}
+
+impl std::error::Error for BucketNameError {}
+
+/// Checks `name` against S3's naming rules for general purpose buckets, so that a bad name
+/// (`bucket/path`, `Bad_Bucket!`, a name with a space) fails before any request instead of at
+/// the server, or worse, as another key.
+///
+/// ```
+/// use storage_location::check_bucket_name;
+///
+/// assert!(check_bucket_name("therock-ci-artifacts").is_ok());
+/// let err = check_bucket_name("therock-ci-artifacts/evil").unwrap_err();
+/// assert_eq!(err.rule(), "only lowercase letters, digits, dots and hyphens are allowed");
+/// assert!(check_bucket_name("ab").is_err());
+/// ```
+pub fn check_bucket_name(name: &str) -> Result<(), BucketNameError> {
+    let fail = |rule| {
+        Err(BucketNameError {
+            name: name.to_owned(),
+            rule,
+        })
+    };
+    if name.len() < 3 || name.len() > 63 {
+        return fail("a bucket name has 3 to 63 characters");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-')
+    {
+        return fail("only lowercase letters, digits, dots and hyphens are allowed");
+    }
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    if !alnum(name.as_bytes()[0]) || !alnum(name.as_bytes()[name.len() - 1]) {
+        return fail("it begins and ends with a letter or digit");
+    }
+    if name.contains("..") {
+        return fail("no two dots in a row");
+    }
+    if name.split('.').count() == 4 && name.split('.').all(|p| p.parse::<u8>().is_ok()) {
+        return fail("it is not formatted as an IP address");
+    }
+    if ["xn--", "sthree-", "amzn-s3-demo-"]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
+        return fail("the prefixes xn--, sthree- and amzn-s3-demo- are reserved");
+    }
+    if ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
+        return fail("the suffixes -s3alias, --ol-s3, .mrap, --x-s3 and --table-s3 are reserved");
+    }
+    Ok(())
+}
+
 impl StorageLocation {
     /// A location for `relative_path` in `bucket`. No validation: keys are whatever S3 accepts.
     pub fn new(bucket: impl Into<String>, relative_path: impl Into<String>) -> Self {

@@ -112,3 +112,36 @@ fn url_secrets_are_the_user_part_as_written_and_decoded() {
         ["u:%zz", "%zz", "u:%zz", "%zz"]
     );
 }
+
+#[test]
+fn bucket_names_follow_s3_naming_rules() {
+    use crate::check_bucket_name;
+    for good in [
+        "therock-ci-artifacts",
+        "therock-ci-artifacts-external",
+        "abc",
+        "a.b-c.1",
+        &"a".repeat(63),
+        "1.2.3",
+    ] {
+        assert!(check_bucket_name(good).is_ok(), "{good}");
+    }
+    for (bad, rule) in [
+        ("therock-ci-artifacts/evil", "only lowercase"),
+        ("Bad_Bucket!", "only lowercase"),
+        ("with space", "only lowercase"),
+        ("", "3 to 63"),
+        ("ab", "3 to 63"),
+        (&"a".repeat(64), "3 to 63"),
+        ("-abc", "begins and ends"),
+        ("abc.", "begins and ends"),
+        ("a..b", "two dots"),
+        ("192.168.5.4", "IP address"),
+        ("xn--abc", "reserved"),
+        ("abc-s3alias", "reserved"),
+    ] {
+        let err = check_bucket_name(bad).unwrap_err();
+        assert!(err.rule().contains(rule), "{bad}: {err}");
+        assert!(err.to_string().contains(&format!("`{bad}`")), "{err}");
+    }
+}
