@@ -589,6 +589,83 @@ fn a_silent_endpoint_fails_a_whole_upload_run_once() {
     );
 }
 
+/// A single-request upload of 5 MiB to an endpoint that never answers gives up once the
+/// operation timeout has passed, not after the time its body would take at the slowest
+/// expected rate (80 s more here): every uploading tool, each naming the endpoint.
+#[test]
+fn a_silent_endpoint_gives_up_a_body_upload_after_the_operation_timeout() {
+    let hole = black_hole();
+    let endpoint = format!("http://{hole}");
+    let t = tempfile::tempdir().unwrap();
+    let big = rock_ci_test_support::incompressible_text(5 << 20, 3);
+    fs_err::create_dir_all(t.path().join("build/logs")).unwrap();
+    fs_err::write(t.path().join("build/logs/big.log"), &big).unwrap();
+    fs_err::create_dir_all(t.path().join("tarballs")).unwrap();
+    fs_err::write(
+        t.path()
+            .join("tarballs/therock-dist-linux-multiarch-7.0.tar.gz"),
+        &big,
+    )
+    .unwrap();
+    fs_err::create_dir_all(t.path().join("reports")).unwrap();
+    fs_err::write(t.path().join("reports/big.html"), &big).unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("post_build_upload", upload(&[])),
+        (
+            "upload_tarballs",
+            vec![
+                "--input-tarballs-dir",
+                "tarballs",
+                "--run-id",
+                "5",
+                "--platform",
+                "linux",
+            ],
+        ),
+        (
+            "upload_test_report_script",
+            vec![
+                "--run-id",
+                "5",
+                "--subfolder",
+                "r",
+                "--report-path",
+                "reports",
+                "--index-file-name",
+                "index.html",
+            ],
+        ),
+    ];
+    for (bin, args) in cases {
+        let started = Instant::now();
+        let out = Command::new(crate::common::tool(bin))
+            .args(&args)
+            .env_clear()
+            .envs([
+                ("AWS_ENDPOINT_URL", endpoint.as_str()),
+                ("AWS_ACCESS_KEY_ID", "k"),
+                ("AWS_SECRET_ACCESS_KEY", "s"),
+                ("AWS_EC2_METADATA_DISABLED", "true"),
+                ("GITHUB_REPOSITORY", "ROCm/TheRock"),
+                ("ROCK_CI_READ_TIMEOUT", "1"),
+                ("ROCK_CI_OPERATION_TIMEOUT", "3"),
+            ])
+            .current_dir(t.path())
+            .run_output()
+            .unwrap();
+        let took = started.elapsed();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bin}: {stderr}");
+        // 5 attempts of 1 s and their backoff (7.5 s) would take 12.5 s.
+        assert!(
+            took < Duration::from_secs(8),
+            "{bin} took {took:?}: {stderr}"
+        );
+        let said = format!("{stderr}{}", text(&out.stdout));
+        assert!(said.contains(&hole.to_string()), "{bin}: {said}");
+    }
+}
+
 /// Connections reset before any answer now and then, among answered requests: each is
 /// retried, and every file goes up; the endpoint is not given up on.
 #[test]

@@ -455,10 +455,18 @@ impl S3StorageBackend {
             return Err(e);
         }
         let answers = health.answers();
+        // While nothing answers (a silent endpoint), the time a body needs at the slowest
+        // expected rate is not granted: no attempt starts after the operation timeout.
+        let started = std::time::Instant::now();
+        let silent_budget = self.client.limits().operation_timeout;
         let mut request = request;
         let attempts = self.client.retry(
             location,
-            |e| is_transient(e) && health.down().is_none(),
+            |e| {
+                is_transient(e)
+                    && health.down().is_none()
+                    && !(health.answers() == answers && started.elapsed() >= silent_budget)
+            },
             || {
                 let attempt = request();
                 async move {
