@@ -591,7 +591,8 @@ fn a_silent_endpoint_fails_a_whole_upload_run_once() {
 
 /// A single-request upload of 5 MiB to an endpoint that never answers gives up once the
 /// operation timeout has passed, not after the time its body would take at the slowest
-/// expected rate (80 s more here): every uploading tool, each naming the endpoint.
+/// expected rate (80 s more here): every uploading tool, each naming the endpoint;
+/// `artifact_manager push` in one error with the count of artifacts not uploaded.
 #[test]
 fn a_silent_endpoint_gives_up_a_body_upload_after_the_operation_timeout() {
     let hole = black_hole();
@@ -609,7 +610,32 @@ fn a_silent_endpoint_gives_up_a_body_upload_after_the_operation_timeout() {
     .unwrap();
     fs_err::create_dir_all(t.path().join("reports")).unwrap();
     fs_err::write(t.path().join("reports/big.html"), &big).unwrap();
-    let cases: [(&str, Vec<&str>); 3] = [
+    // A stage that produces one artifact of the same size (stored, not compressed: random).
+    fs_err::write(
+        t.path().join("BUILD_TOPOLOGY.toml"),
+        "[build_stages.compiler-runtime]\ndescription = \"x\"\nartifact_groups = [\"g\"]\n\
+         [artifact_groups.g]\n[artifacts.core]\nartifact_group = \"g\"\n",
+    )
+    .unwrap();
+    let artifact = t.path().join("build/artifacts/core_lib_generic");
+    fs_err::create_dir_all(artifact.join("core/stage/lib")).unwrap();
+    fs_err::write(artifact.join("artifact_manifest.txt"), "core/stage\n").unwrap();
+    fs_err::write(artifact.join("core/stage/lib/big.so"), &big).unwrap();
+    let cases: [(&str, Vec<&str>); 4] = [
+        (
+            "artifact_manager",
+            vec![
+                "push",
+                "--run-id",
+                "1300002",
+                "--stage",
+                "compiler-runtime",
+                "--build-dir",
+                "build",
+                "--platform",
+                "linux",
+            ],
+        ),
         ("post_build_upload", upload(&[])),
         (
             "upload_tarballs",
@@ -663,6 +689,15 @@ fn a_silent_endpoint_gives_up_a_body_upload_after_the_operation_timeout() {
         );
         let said = format!("{stderr}{}", text(&out.stdout));
         assert!(said.contains(&hole.to_string()), "{bin}: {said}");
+        if bin == "artifact_manager" {
+            // One error for the run, naming the endpoint and what did not go up.
+            let errors: Vec<&str> = said.lines().filter(|l| l.starts_with("ERROR")).collect();
+            assert!(
+                matches!(errors[..], [line] if line.contains(&format!("endpoint {endpoint} unreachable (")) && line.ends_with("1 of 1 artifacts not uploaded")),
+                "{said}"
+            );
+            assert!(!said.contains("!! Failed to upload"), "{said}");
+        }
     }
 }
 

@@ -205,6 +205,9 @@ pub struct S3Artifacts {
     /// its clones: a separate budget, so that neither kind can starve the other.
     stream_slots: Arc<tokio::sync::Semaphore>,
     client: S3Client,
+    /// The uploads of this backend and its clones: they give up on the endpoint together once
+    /// it proves unreachable.
+    uploads: storage_backend::S3StorageBackend,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
     allow_unverified: bool,
@@ -272,6 +275,11 @@ impl ArtifactBackend {
         ArtifactBackend::S3(S3Artifacts {
             range_slots: Arc::new(tokio::sync::Semaphore::new(download::RANGE_BUDGET)),
             stream_slots: Arc::new(tokio::sync::Semaphore::new(download::STREAM_RANGE_BUDGET)),
+            uploads: storage_backend::S3StorageBackend::new(
+                client.clone(),
+                storage_backend::TransferOptions::default(),
+            )
+            .giving_up_when_unreachable(),
             client,
             root,
             reporter: Arc::new(NoReporter),
@@ -355,6 +363,19 @@ impl ArtifactBackend {
         match self {
             ArtifactBackend::S3(b) => b.allow_unverified,
             ArtifactBackend::Local(b) => b.allow_unverified,
+        }
+    }
+
+    /// The endpoint and why uploads gave up on it, once they did: the endpoint proved
+    /// unreachable (every request of the run refused, or without a byte of answer, for as long
+    /// as one request's retries take); the uploads after that fail at once.
+    pub fn unreachable(&self) -> Option<(&str, &str)> {
+        match self {
+            ArtifactBackend::S3(b) => b
+                .uploads
+                .unreachable()
+                .map(|cause| (b.client.endpoint(), cause)),
+            ArtifactBackend::Local(_) => None,
         }
     }
 
@@ -547,15 +568,12 @@ impl ArtifactBackend {
         let sidecar_text = format!("{sha}  {key}\n");
         match self {
             ArtifactBackend::S3(b) => {
-                let backend = storage_backend::StorageBackend::s3(
-                    b.client.clone(),
-                    storage_backend::TransferOptions::default(),
-                )
-                .with_reporter(b.reporter.clone());
+                let backend = storage_backend::StorageBackend::S3(b.uploads.clone())
+                    .with_reporter(b.reporter.clone());
                 backend
                     .upload_file_hashed(source, &b.root.artifact(key), Some(sha.clone()))
                     .await?;
-                b.storage()
+                b.uploads
                     .put_bytes(
                         sidecar_text.into_bytes(),
                         &b.root.artifact(&sidecar_key(key)),

@@ -445,7 +445,31 @@ impl S3StorageBackend {
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
         let Some(health) = self.health.as_deref() else {
-            let attempts = self.client.retry(location, is_transient, request);
+            // While this request meets no answer, no attempt starts after the operation
+            // timeout (the time a body needs is granted only while the server answers).
+            let started = std::time::Instant::now();
+            let silent_budget = self.client.limits().operation_timeout;
+            let answered = std::sync::atomic::AtomicBool::new(false);
+            let mut request = request;
+            let attempts = self.client.retry(
+                location,
+                |e| {
+                    is_transient(e)
+                        && (answered.load(std::sync::atomic::Ordering::Relaxed)
+                            || started.elapsed() < silent_budget)
+                },
+                || {
+                    let attempt = request();
+                    let answered = &answered;
+                    async move {
+                        let result = attempt.await;
+                        if !result.as_ref().is_err_and(|e| !got_answer(e)) {
+                            answered.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        result
+                    }
+                },
+            );
             return self
                 .within(self.client.limits().deadline(bytes), op, location, attempts)
                 .await

@@ -215,11 +215,19 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
         storage_backend::blocking(move || fs_err::remove_dir_all(&cache)).await?;
         return Ok(());
     }
-    let message = format!(
-        "Only uploaded {uploaded}/{total} artifacts - {} failed: {}",
-        failures.len(),
-        failures.join(", ")
-    );
+    let message = match backend.unreachable() {
+        // One error for the run, as the other uploaders give: the endpoint, what the requests
+        // met, and how many artifacts did not go up.
+        Some((endpoint, cause)) => format!(
+            "endpoint {endpoint} unreachable ({cause}): {} of {total} artifacts not uploaded",
+            failures.len()
+        ),
+        None => format!(
+            "Only uploaded {uploaded}/{total} artifacts - {} failed: {}",
+            failures.len(),
+            failures.join(", ")
+        ),
+    };
     lines.line(format!("ERROR: {message}"));
     Err(TransferError::Reported(message))
 }
@@ -289,6 +297,8 @@ async fn run_jobs(
                     Ok(sha) => lines.line(format!(
                         "  ++ Uploaded {key} and {key}.sha256sum (sha256={sha})"
                     )),
+                    // Once the endpoint is given up on, the closing error says it for all.
+                    Err(_) if backend.unreachable().is_some() => {}
                     Err(e) => lines.line(format!("  !! Failed to upload {key}: {e:#}")),
                 }
                 (key, was_compressed, size, result.is_ok())
