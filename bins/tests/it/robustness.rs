@@ -589,6 +589,22 @@ fn a_silent_endpoint_fails_a_whole_upload_run_once() {
     );
 }
 
+/// A checkout in `dir` whose stage `compiler-runtime` produces one artifact holding `content`,
+/// built in `dir/build`.
+fn stage_producing(dir: &Path, content: &str) {
+    // A stage that produces one artifact of the same size (stored, not compressed: random).
+    fs_err::write(
+        dir.join("BUILD_TOPOLOGY.toml"),
+        "[build_stages.compiler-runtime]\ndescription = \"x\"\nartifact_groups = [\"g\"]\n\
+         [artifact_groups.g]\n[artifacts.core]\nartifact_group = \"g\"\n",
+    )
+    .unwrap();
+    let artifact = dir.join("build/artifacts/core_lib_generic");
+    fs_err::create_dir_all(artifact.join("core/stage/lib")).unwrap();
+    fs_err::write(artifact.join("artifact_manifest.txt"), "core/stage\n").unwrap();
+    fs_err::write(artifact.join("core/stage/lib/big.so"), content).unwrap();
+}
+
 /// A single-request upload of 5 MiB to an endpoint that never answers gives up once the
 /// operation timeout has passed, not after the time its body would take at the slowest
 /// expected rate (80 s more here): every uploading tool, each naming the endpoint;
@@ -610,17 +626,7 @@ fn a_silent_endpoint_gives_up_a_body_upload_after_the_operation_timeout() {
     .unwrap();
     fs_err::create_dir_all(t.path().join("reports")).unwrap();
     fs_err::write(t.path().join("reports/big.html"), &big).unwrap();
-    // A stage that produces one artifact of the same size (stored, not compressed: random).
-    fs_err::write(
-        t.path().join("BUILD_TOPOLOGY.toml"),
-        "[build_stages.compiler-runtime]\ndescription = \"x\"\nartifact_groups = [\"g\"]\n\
-         [artifact_groups.g]\n[artifacts.core]\nartifact_group = \"g\"\n",
-    )
-    .unwrap();
-    let artifact = t.path().join("build/artifacts/core_lib_generic");
-    fs_err::create_dir_all(artifact.join("core/stage/lib")).unwrap();
-    fs_err::write(artifact.join("artifact_manifest.txt"), "core/stage\n").unwrap();
-    fs_err::write(artifact.join("core/stage/lib/big.so"), &big).unwrap();
+    stage_producing(t.path(), &big);
     let cases: [(&str, Vec<&str>); 4] = [
         (
             "artifact_manager",

@@ -207,7 +207,7 @@ pub struct S3Artifacts {
     client: S3Client,
     /// The uploads of this backend and its clones: they give up on the endpoint together once
     /// it proves unreachable.
-    uploads: storage_backend::S3StorageBackend,
+    uploads: Arc<storage_backend::S3StorageBackend>,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
     allow_unverified: bool,
@@ -275,11 +275,13 @@ impl ArtifactBackend {
         ArtifactBackend::S3(S3Artifacts {
             range_slots: Arc::new(tokio::sync::Semaphore::new(download::RANGE_BUDGET)),
             stream_slots: Arc::new(tokio::sync::Semaphore::new(download::STREAM_RANGE_BUDGET)),
-            uploads: storage_backend::S3StorageBackend::new(
-                client.clone(),
-                storage_backend::TransferOptions::default(),
-            )
-            .giving_up_when_unreachable(),
+            uploads: Arc::new(
+                storage_backend::S3StorageBackend::new(
+                    client.clone(),
+                    storage_backend::TransferOptions::default(),
+                )
+                .giving_up_when_unreachable(),
+            ),
             client,
             root,
             reporter: Arc::new(NoReporter),
@@ -568,7 +570,7 @@ impl ArtifactBackend {
         let sidecar_text = format!("{sha}  {key}\n");
         match self {
             ArtifactBackend::S3(b) => {
-                let backend = storage_backend::StorageBackend::S3(b.uploads.clone())
+                let backend = storage_backend::StorageBackend::S3((*b.uploads).clone())
                     .with_reporter(b.reporter.clone());
                 backend
                     .upload_file_hashed(source, &b.root.artifact(key), Some(sha.clone()))

@@ -215,9 +215,21 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
         storage_backend::blocking(move || fs_err::remove_dir_all(&cache)).await?;
         return Ok(());
     }
-    let message = match backend.unreachable() {
-        // One error for the run, as the other uploaders give: the endpoint, what the requests
-        // met, and how many artifacts did not go up.
+    let message = failure_message(&backend, uploaded, total, &failures);
+    lines.line(format!("ERROR: {message}"));
+    Err(TransferError::Reported(message))
+}
+
+/// The closing error of a push that left `failures` (of `total`; `uploaded` went up): once the
+/// endpoint was given up on, one error for the run, as the other uploaders give (the endpoint,
+/// what the requests met, how many artifacts did not go up); else the artifacts that failed.
+fn failure_message(
+    backend: &crate::ArtifactBackend,
+    uploaded: usize,
+    total: usize,
+    failures: &[String],
+) -> String {
+    match backend.unreachable() {
         Some((endpoint, cause)) => format!(
             "endpoint {endpoint} unreachable ({cause}): {} of {total} artifacts not uploaded",
             failures.len()
@@ -227,9 +239,7 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
             failures.len(),
             failures.join(", ")
         ),
-    };
-    lines.line(format!("ERROR: {message}"));
-    Err(TransferError::Reported(message))
+    }
 }
 
 /// Compresses (a few at a time, each zstd on several threads) and uploads (as each archive is
