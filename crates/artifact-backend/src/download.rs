@@ -267,12 +267,16 @@ impl ArtifactBackend {
     {
         match self {
             ArtifactBackend::S3(b) => {
-                let mismatches = std::sync::atomic::AtomicU32::new(0);
-                let retryable = |e: &Error| match e {
-                    Error::ChecksumMismatch { .. } => {
-                        mismatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0
+                // Bytes that arrived whole but wrong (a digest that does not match, an archive
+                // that does not decode) are fetched again once: the same bytes again mean the
+                // object itself is so, and asking more would only repeat it.
+                let damaged = std::sync::atomic::AtomicU32::new(0);
+                let retryable = |e: &Error| {
+                    if e.is_wrong_content() {
+                        damaged.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0
+                    } else {
+                        e.arrived_damaged()
                     }
-                    other => other.arrived_damaged(),
                 };
                 b.client
                     .retry(&self.location(key).s3_uri(), retryable, fetch)

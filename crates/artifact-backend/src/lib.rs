@@ -149,6 +149,19 @@ impl Error {
         }
     }
 
+    /// Whether bytes arrived whole but wrong: a digest that does not match, or an archive that
+    /// does not decode (a read of its stream that failed).
+    pub fn is_wrong_content(&self) -> bool {
+        match self {
+            Error::ChecksumMismatch { .. }
+            | Error::Artifacts(artifacts::Error::ArchiveRead { .. }) => true,
+            Error::File(f) | Error::Artifacts(artifacts::Error::File(f)) => {
+                f.op == file_tree::FileOp::Read
+            }
+            _ => false,
+        }
+    }
+
     /// An S3 failure about `location`, with "not found" as [`Error::NotFound`].
     fn from_s3(err: storage_backend::Error, location: &StorageLocation) -> Self {
         if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {

@@ -162,12 +162,13 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
     assert!(got.verified);
     assert_eq!(proxy.injected(Fault::ShortBodyMatchingLength), 1);
 
-    // Every GET of the archive is damaged: an error, and nothing at the destination.
+    // Every GET of the archive is damaged: an error after fetching it again once (the same
+    // wrong bytes twice are not asked for a third time), and nothing at the destination.
     let (proxy, b) = through_proxy(&server, FaultPlan::new().rule(archive_gets())).await;
     let out = t.path().join("out2");
     let err = fetch_core(&b, &out).await.unwrap_err();
     assert!(err.arrived_damaged(), "{err:?}");
-    assert_eq!(proxy.injected(Fault::BitFlip), 3, "one fetch per attempt");
+    assert_eq!(proxy.injected(Fault::BitFlip), 2, "fetched again once");
     assert_eq!(crate::names_in(&out), Vec::<String>::new());
     // The same for a download of the archive itself.
     let err = b
@@ -182,6 +183,30 @@ async fn damaged_bytes_are_fetched_again_and_never_accepted() {
         "{err:?}"
     );
     assert_eq!(crate::names_in(&t.path().join("dl")), Vec::<String>::new());
+}
+
+/// An archive that does not decode although its bytes are the ones its sidecar records (the
+/// object itself is broken, nothing on the way): fetched again once, not at every attempt,
+/// and the error names the archive.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_archive_that_never_decodes_is_fetched_again_once() {
+    let server = S3Server::start();
+    server.create_bucket("bkt");
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("up/core_lib_generic.tar.zst");
+    write(&src, &b"not a zstd frame at all ".repeat(4000));
+    let c = retrying_client(server.endpoint(), 5).await;
+    let b = ArtifactBackend::s3(c, root("bkt", "", "45"));
+    b.upload_artifact(&src, "core_lib_generic.tar.zst")
+        .await
+        .unwrap();
+    let before = b.retries();
+    let err = fetch_core(&b, &t.path().join("out")).await.unwrap_err();
+    assert!(err.is_wrong_content(), "{err:?}");
+    assert_eq!(b.retries() - before, 1, "fetched again once: {err}");
+    let text = format!("{err:#}");
+    assert!(text.contains("core_lib_generic.tar.zst"), "{text}");
+    assert_eq!(crate::names_in(&t.path().join("out")), Vec::<String>::new());
 }
 
 /// A complete download whose digest does not match is fetched again once, not at every
