@@ -792,3 +792,72 @@ fn an_unreachable_api_is_told_once() {
     assert!(err.contains("after 2 attempt(s)"), "{err}");
     assert_each_cause_once(&err);
 }
+
+/// A `--local-staging-dir` that is not there is named as such by every tool that reads one,
+/// instead of reading as a run without artifacts.
+#[test]
+fn a_missing_staging_dir_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    fs_err::write(
+        t.path().join("BUILD_TOPOLOGY.toml"),
+        "[build_stages.s]\ndescription = \"x\"\nartifact_groups = [\"g\"]\n[artifact_groups.g]\n[artifacts.core]\nartifact_group = \"g\"\n",
+    )
+    .unwrap();
+    let missing = t.path().join("no-such-staging");
+    let missing_arg = missing.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        (
+            "fetch_artifacts",
+            vec![
+                "--run-id",
+                "5",
+                "--output-dir",
+                "out",
+                "--local-staging-dir",
+                missing_arg,
+            ],
+        ),
+        (
+            "artifact_manager",
+            vec![
+                "fetch",
+                "--run-id",
+                "5",
+                "--stage",
+                "all",
+                "--output-dir",
+                "out",
+                "--local-staging-dir",
+                missing_arg,
+            ],
+        ),
+        (
+            "build_tarballs",
+            vec![
+                "--run-id",
+                "5",
+                "--dist-amdgpu-families",
+                "gfx94X-dcgpu",
+                "--package-version",
+                "1.0",
+                "--output-dir",
+                "tarballs",
+                "--local-staging-dir",
+                missing_arg,
+            ],
+        ),
+    ];
+    for (bin, args) in cases {
+        let (out, _) = run(crate::common::tool(bin), &args, &[], t.path());
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{bin}: {said}");
+        assert!(
+            said.contains(&format!(
+                "The local staging directory `{}` does not exist",
+                missing.display()
+            )),
+            "{bin}: {said}"
+        );
+        assert!(!said.contains("No matching artifacts"), "{bin}: {said}");
+    }
+}

@@ -119,6 +119,18 @@ pub enum TransferError {
     /// A line could not be written.
     #[error("Failed to write the output")]
     Write(#[source] io::Error),
+    /// The local staging directory to read from is not there.
+    #[error("The local staging directory `{}` does not exist (or is not a directory)", .0.display())]
+    NoStagingDir(PathBuf),
+}
+
+/// For a transfer that reads a local staging directory: that it is there, else the error
+/// naming it (instead of a run that looks empty).
+pub(crate) fn staging_to_read(dir: Option<&Path>) -> Result<(), TransferError> {
+    match dir {
+        Some(dir) if !dir.is_dir() => Err(TransferError::NoStagingDir(dir.to_path_buf())),
+        _ => Ok(()),
+    }
 }
 
 impl TransferError {
@@ -431,6 +443,7 @@ pub async fn fetch(
 ) -> Result<(), TransferError> {
     let lines = Lines::new(out);
     let w = TransferError::Write;
+    staging_to_read(request.local_staging_dir.as_deref())?;
     let include = compile(&request.include, "include")?;
     let exclude = compile(&request.exclude, "exclude")?;
     let source = RunSource {

@@ -285,6 +285,7 @@ pub async fn fetch_stage(
         }
     }
     let run_id = request.run.run_id()?;
+    crate::pipeline::staging_to_read(request.run.local_staging_dir.as_deref())?;
     let backend = request
         .run
         .backend(

@@ -155,6 +155,7 @@ pub async fn build_tarballs(
     let excluded_artifacts = parse_excluded_artifacts(&known.join(","), &topology)?;
     let excluded_components = parse_excluded_components(EXCLUDED_COMPONENTS)?;
     let run_id = request.run.run_id()?;
+    crate::pipeline::staging_to_read(request.run.local_staging_dir.as_deref())?;
     let backend = request
         .run
         .backend(
