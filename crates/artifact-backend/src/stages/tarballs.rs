@@ -196,16 +196,7 @@ pub async fn build_tarballs(
         lines.line(format!("ERROR: {message}"));
         return Err(TransferError::Reported(message));
     }
-    let cache = request.output_dir.join(".work").join("download-cache");
-    {
-        let cache = cache.clone();
-        storage_backend::blocking(move || fs_err::create_dir_all(&cache))
-            .await
-            .map_err(|source| TransferError::CannotWrite {
-                dir: request.output_dir.clone(),
-                source,
-            })?;
-    }
+    let cache = download_cache(request).await?;
     let mut keys: Vec<String> = plans
         .iter()
         .chain(
@@ -338,6 +329,19 @@ fn kpack_split(json: &[u8]) -> bool {
         Some(serde_json::Value::Array(a)) => !a.is_empty(),
         Some(serde_json::Value::Object(o)) => !o.is_empty(),
     }
+}
+
+/// The download cache the reference uses too, `{output}/.work/download-cache`, made.
+async fn download_cache(request: &TarballsRequest) -> Result<std::path::PathBuf, TransferError> {
+    let cache = request.output_dir.join(".work").join("download-cache");
+    let made = cache.clone();
+    storage_backend::blocking(move || fs_err::create_dir_all(&made))
+        .await
+        .map_err(|source| TransferError::CannotWrite {
+            dir: request.output_dir.clone(),
+            source,
+        })?;
+    Ok(cache)
 }
 
 /// Downloads `keys` into `cache` (each verified; copies already there and vouched for by
