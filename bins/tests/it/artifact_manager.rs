@@ -709,6 +709,19 @@ fn bad_input_fails_clearly() {
             crate::common::native("no-such-build/artifacts")
         ),
     );
+    // A build directory that is a file: said as it is (ENOTDIR), not as a missing directory.
+    // (Windows reports such a path as not found.)
+    if cfg!(unix) {
+        write(&p.path("a-file"), "not a build directory");
+        let out = push("a-file", env);
+        assert_eq!(out.status.code(), Some(1));
+        let said = crate::common::text(&out.stdout);
+        assert!(
+            said.contains("ERROR: Cannot read the artifacts directory:")
+                && !said.contains("not found"),
+            "{said}"
+        );
+    }
     // A pre-compressed archive whose sidecar disagrees is not uploaded.
     let b = p.path("b");
     write(

@@ -164,8 +164,17 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
         .await?;
     lines.line(format!("Using backend: {}", backend.base_uri()));
     let artifacts_dir = request.build_dir.join("artifacts");
-    if !artifacts_dir.is_dir() {
-        let message = format!("Artifacts directory not found: {}", artifacts_dir.display());
+    let problem = match fs_err::metadata(&artifacts_dir) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(format!("Not a directory: {}", artifacts_dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+            "Artifacts directory not found: {}",
+            artifacts_dir.display()
+        )),
+        // Permission denied, a file where a directory should be: said as it is.
+        Err(e) => Some(format!("Cannot read the artifacts directory: {e}")),
+    };
+    if let Some(message) = problem {
         lines.line(format!("ERROR: {message}"));
         return Err(TransferError::Reported(message));
     }
