@@ -164,17 +164,7 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
         .await?;
     lines.line(format!("Using backend: {}", backend.base_uri()));
     let artifacts_dir = request.build_dir.join("artifacts");
-    let problem = match fs_err::metadata(&artifacts_dir) {
-        Ok(meta) if meta.is_dir() => None,
-        Ok(_) => Some(format!("Not a directory: {}", artifacts_dir.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
-            "Artifacts directory not found: {}",
-            artifacts_dir.display()
-        )),
-        // Permission denied, a file where a directory should be: said as it is.
-        Err(e) => Some(format!("Cannot read the artifacts directory: {e}")),
-    };
-    if let Some(message) = problem {
+    if let Some(message) = unreadable_dir(&artifacts_dir) {
         lines.line(format!("ERROR: {message}"));
         return Err(TransferError::Reported(message));
     }
@@ -227,6 +217,19 @@ pub async fn push(request: &PushRequest, out: &mut dyn Write) -> Result<(), Tran
     let message = failure_message(&backend, uploaded, total, &failures);
     lines.line(format!("ERROR: {message}"));
     Err(TransferError::Reported(message))
+}
+
+/// What is wrong with the artifacts directory `dir`, if anything: missing, not a directory,
+/// or not readable (permission denied, a file where a directory should be), said as it is.
+fn unreadable_dir(dir: &std::path::Path) -> Option<String> {
+    match fs_err::metadata(dir) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(format!("Not a directory: {}", dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("Artifacts directory not found: {}", dir.display()))
+        }
+        Err(e) => Some(format!("Cannot read the artifacts directory: {e}")),
+    }
 }
 
 /// The closing error of a push that left `failures` (of `total`; `uploaded` went up): once the
