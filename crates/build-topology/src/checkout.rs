@@ -118,7 +118,8 @@ impl Checkout {
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
         };
-        let path = root.join(AMDGPU_TARGETS_CMAKE);
+        // Component by component: on Windows the path then has one kind of separator.
+        let path = AMDGPU_TARGETS_CMAKE.split('/').fold(root, |p, c| p.join(c));
         if !path.is_file() {
             return Err(CheckoutError::NoFamilyTable(path));
         }

@@ -462,3 +462,23 @@ fn validation_problems() {
             .starts_with("Invalid build topology: Build stage `Stage` should")
     );
 }
+
+#[test]
+fn the_family_table_path_has_the_platform_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir
+        .path()
+        .join("cmake")
+        .join("therock_amdgpu_targets.cmake");
+    fs_err::create_dir_all(table.parent().unwrap()).unwrap();
+    fs_err::write(&table, "").unwrap();
+    let checkout = Checkout {
+        topology: None,
+        therock_dir: Some(dir.path().to_path_buf()),
+    };
+    let path = checkout.family_table_path().unwrap();
+    assert_eq!(path, table);
+    // Messages print it as one path (no `\` and `/` mixed on Windows).
+    let shown = path.display().to_string();
+    assert!(!(shown.contains('/') && shown.contains('\\')), "{shown}");
+}
