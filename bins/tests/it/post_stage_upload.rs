@@ -163,6 +163,41 @@ fn fork_root_and_platform_flag() {
     );
 }
 
+/// A log directory that is there but cannot be looked at (a symlink loop here; permissions
+/// as another user) fails naming it, instead of being skipped as "not found".
+#[cfg(unix)]
+#[test]
+fn an_unreadable_log_dir_is_an_error_naming_it() {
+    let t = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(t.path().join("build")).unwrap();
+    std::os::unix::fs::symlink("logs", t.path().join("build/logs")).unwrap();
+    for bin in ["post_stage_upload", "post_build_upload"] {
+        let args: &[&str] = if bin == "post_stage_upload" {
+            &["--stage", "foundation", "--output-dir", "staging"]
+        } else {
+            &[
+                "--artifact-group",
+                "gfx94X-dcgpu",
+                "--upload",
+                "--run-id",
+                "7",
+                "--output-dir",
+                "staging",
+            ]
+        };
+        let out = run_tool(
+            crate::common::tool(bin),
+            args,
+            &[("GITHUB_RUN_ID", "7")],
+            t.path(),
+        );
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{bin}: {said}");
+        assert!(said.contains("build/logs"), "{bin}: {said}");
+        assert!(!said.contains("Log directory"), "{bin}: {said}");
+    }
+}
+
 #[test]
 fn nothing_to_do_and_usage_errors() {
     let t = tempfile::tempdir().unwrap();

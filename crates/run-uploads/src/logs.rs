@@ -21,15 +21,21 @@ pub fn source_date_epoch(lookup: &dyn Fn(&str) -> Option<String>) -> u64 {
         .unwrap_or(0)
 }
 
-/// `{build}/logs` when it is a directory; otherwise prints the reference's
+/// `{build}/logs` when it is a directory; when it is not there, prints the reference's
 /// `[INFO] Log directory … not found. Skipping upload.` and gives `None`.
 ///
 /// # Errors
-/// When `out` cannot be written.
-pub fn log_dir(build_dir: &Path, out: &mut dyn Write) -> std::io::Result<Option<PathBuf>> {
+/// A log directory that is there but cannot be looked at (permissions, a file in the way),
+/// named: its logs would otherwise be skipped as if there were none. Or when `out` cannot be
+/// written.
+pub fn log_dir(build_dir: &Path, out: &mut dyn Write) -> Result<Option<PathBuf>, Error> {
     let logs = build_dir.join("logs");
-    if logs.is_dir() {
-        return Ok(Some(logs));
+    match std::fs::metadata(&logs) {
+        Ok(meta) if meta.is_dir() => return Ok(Some(logs)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(file_tree::FileError::read(&logs, e).into());
+        }
+        _ => {}
     }
     writeln!(
         out,
