@@ -30,7 +30,7 @@ pub fn source_date_epoch(lookup: &dyn Fn(&str) -> Option<String>) -> u64 {
 /// written.
 pub fn log_dir(build_dir: &Path, out: &mut dyn Write) -> Result<Option<PathBuf>, Error> {
     let logs = build_dir.join("logs");
-    match std::fs::metadata(&logs) {
+    match fs_err::metadata(&logs) {
         Ok(meta) if meta.is_dir() => return Ok(Some(logs)),
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             return Err(file_tree::FileError::read(&logs, e).into());
