@@ -169,6 +169,22 @@ impl ClientOptions {
     }
 }
 
+/// The longest cause a retry line shows: a copy's cause names both objects again, and a
+/// server's error body can follow; the line stays readable in a log.
+const RETRY_CAUSE_CHARS: usize = 240;
+
+/// `++ Retry {n}/{retries} for {location}: {cause}`, the cause cut to [`RETRY_CAUSE_CHARS`]
+/// characters (`…` marking the cut).
+fn retry_line(n: u32, retries: u32, location: &str, cause: &str) -> String {
+    let shown: String = if cause.chars().count() > RETRY_CAUSE_CHARS {
+        let cut: String = cause.chars().take(RETRY_CAUSE_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        cause.to_owned()
+    };
+    format!("++ Retry {n}/{retries} for {location}: {shown}")
+}
+
 /// The time limits and retry budget of a client's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -428,11 +444,7 @@ impl S3Client {
             match Box::pin(attempt()).await {
                 Err(e) if n < max && retryable(&e) => {
                     self.count_retry();
-                    tracing::warn!(
-                        "++ Retry {n}/{} for {location}: {}",
-                        max - 1,
-                        crate::chain(&e)
-                    );
+                    tracing::warn!("{}", retry_line(n, max - 1, location, &crate::chain(&e)));
                     let wait = self
                         .limits
                         .initial_backoff
@@ -593,5 +605,20 @@ impl aws_smithy_runtime_api::client::retries::classifiers::ClassifyRetry for Unt
         aws_smithy_runtime_api::client::retries::classifiers::RetryClassifierPriority::run_after(
             aws_smithy_runtime_api::client::retries::classifiers::RetryClassifierPriority::transient_error_classifier(),
         )
+    }
+}
+
+#[cfg(test)]
+mod retry_line_tests {
+    #[test]
+    fn a_long_cause_is_cut_and_says_so() {
+        let location = "s3://bucket-a/run/a.tar.zst -> s3://bucket-b/release/a.tar.zst";
+        let cause = format!("Failed to copy `{location}`: {}", "é".repeat(600));
+        let line = super::retry_line(1, 4, location, &cause);
+        assert!(line.starts_with(&format!("++ Retry 1/4 for {location}: Failed to copy")));
+        assert!(line.ends_with('…'), "{line}");
+        assert!(line.chars().count() < 400, "{} chars", line.chars().count());
+        let short = super::retry_line(2, 4, "s3://b/k", "timed out");
+        assert_eq!(short, "++ Retry 2/4 for s3://b/k: timed out");
     }
 }
