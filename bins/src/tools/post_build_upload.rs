@@ -104,11 +104,13 @@ pub(crate) fn main() -> ExitCode {
     plan.concurrency = args.upload_concurrency.max(1);
     plan.mtime = mtime;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
-    let totals = |wall, retries| {
+    // One count of what went up and one of what did not, agreeing with the error lines: every
+    // file handed over, the failed and never started ones included.
+    let totals = |wall, retries, (handed, failed): (usize, usize)| {
         let tally = progress.tally();
         totals_line(
             "Uploaded",
-            (tally.finished, tally.started),
+            (handed - failed, handed),
             "files",
             tally.bytes,
             wall,

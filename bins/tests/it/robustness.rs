@@ -552,6 +552,13 @@ fn dead_endpoint_fails_the_run_once(
             "{bin}: {retries} retries: {stderr}"
         );
         assert!(!stdout.contains("part059.log"), "{bin}: {stdout}");
+        if bin == "post_build_upload" {
+            // The count line agrees with the error: every file, none uploaded.
+            assert!(
+                stdout.contains(&format!("Uploaded 0 of {files} files (")),
+                "{bin}: {stdout}"
+            );
+        }
     }
 }
 

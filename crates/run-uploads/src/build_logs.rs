@@ -238,8 +238,8 @@ async fn upload_manifest(
 }
 
 /// Runs the whole job, printing its lines to `out`. Transfers report to `reporter`; after the
-/// uploads (unless a dry run) `totals` gives the totals line from the time they took and the
-/// retries. Logs are uploaded and the summary written even when the manifest is missing; the
+/// uploads (unless a dry run) `totals` gives the totals line from the time they took, the
+/// retries and the files handed over and failed ([`StorageBackend::file_counts`]). Logs are uploaded and the summary written even when the manifest is missing; the
 /// run then fails naming it.
 ///
 /// # Errors
@@ -248,7 +248,7 @@ async fn upload_manifest(
 pub async fn run(
     plan: &Plan,
     reporter: Arc<dyn Reporter>,
-    totals: &dyn Fn(Duration, u64) -> String,
+    totals: &dyn Fn(Duration, u64, (usize, usize)) -> String,
     lookup: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
@@ -305,7 +305,11 @@ pub async fn run(
         Err(e) => Some(upload_failed(&backend, e, out)?),
     };
     if !plan.dry_run {
-        writeln!(out, "{}", totals(started.elapsed(), backend.retries()))?;
+        writeln!(
+            out,
+            "{}",
+            totals(started.elapsed(), backend.retries(), backend.file_counts())
+        )?;
     }
 
     header(out, "Write github actions build summary", 20)?;

@@ -437,6 +437,15 @@ impl StorageBackend {
         }
     }
 
+    /// The files handed to this backend and its clones to transfer so far, and how many of
+    /// them failed (not started once the endpoint was given up on included): what a closing
+    /// count line says, agreeing with [`StorageBackend::gave_up`].
+    pub fn file_counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let files = &self.common().files;
+        (files[0].load(Relaxed), files[1].load(Relaxed))
+    }
+
     /// Once the endpoint is given up on ([`StorageBackend::unreachable`]), the one error of
     /// the run: the endpoint, the cause, and how many of the files handed to this backend and
     /// its clones were not transferred.
