@@ -198,6 +198,28 @@ fn an_unreadable_log_dir_is_an_error_naming_it() {
     }
 }
 
+/// A staged (`--output-dir`) upload that fails names the staged path, not an `s3://` key.
+#[cfg(unix)]
+#[test]
+fn a_failed_staged_upload_names_the_staged_path() {
+    let t = tempfile::tempdir().unwrap();
+    write(&t.path().join("build/logs/a.log"), "log");
+    // A directory where the log would be staged.
+    fs_err::create_dir_all(t.path().join("staging/7-linux/logs/foundation/a.log")).unwrap();
+    let out = run(
+        &["--stage", "foundation", "--output-dir", "staging"],
+        &[("GITHUB_RUN_ID", "7")],
+        t.path(),
+    );
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("  staging/7-linux/logs/foundation/a.log: "),
+        "{said}"
+    );
+    assert!(!said.contains("s3://"), "{said}");
+}
+
 #[test]
 fn nothing_to_do_and_usage_errors() {
     let t = tempfile::tempdir().unwrap();

@@ -505,6 +505,17 @@ impl StorageBackend {
         }
     }
 
+    /// How messages name `location`: its `s3://` URI, or for a local staging directory the
+    /// path it is staged at.
+    fn shown(&self, location: &StorageLocation) -> String {
+        match self {
+            StorageBackend::Local(b) => location
+                .local_path(b.staging_dir())
+                .map_or_else(|_| location.to_string(), |path| path.display().to_string()),
+            StorageBackend::S3(_) => location.to_string(),
+        }
+    }
+
     /// Files in flight: the configured concurrency, or one at a time in a dry run so that the
     /// plan prints in order.
     fn batch_concurrency(&self) -> usize {
@@ -553,7 +564,7 @@ impl StorageBackend {
         let total = pairs.len();
         let transfer = &transfer;
         let results: Vec<(String, Result<Outcome, Error>)> = futures::stream::iter(pairs)
-            .map(|(src, dst)| async move { (dst.to_string(), transfer(src, dst).await) })
+            .map(|(src, dst)| async move { (self.shown(&dst), transfer(src, dst).await) })
             .buffer_unordered(self.batch_concurrency())
             .collect()
             .await;
