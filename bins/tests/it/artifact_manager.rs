@@ -72,7 +72,7 @@ fn write(path: &Path, content: &str) {
 /// An exploded artifact `{dir}` in `build/artifacts` with manifest `relpath` and `files`;
 /// names ending in `*` are executable, `name -> target` are symlinks (left out on Windows,
 /// which makes symlinks only with a privilege: the tests run there do not look at them).
-fn exploded(build: &Path, dir: &str, relpath: &str, files: &[(&str, &str)]) {
+pub(crate) fn exploded(build: &Path, dir: &str, relpath: &str, files: &[(&str, &str)]) {
     let root = build.join("artifacts").join(dir);
     write(&root.join("artifact_manifest.txt"), &format!("{relpath}\n"));
     for (name, content) in files {

@@ -7,6 +7,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::artifact_manager::exploded as artifact;
 use crate::common::{assert_ok, run_tool, text, tool, write};
 
 const TOPOLOGY: &str = r#"
@@ -181,34 +182,6 @@ impl Run {
         ];
         args.extend(extra);
         self.tool("build_tarballs", &args)
-    }
-}
-
-/// An exploded artifact `{dir}` in `build/artifacts` with manifest `relpath` and `files`
-/// (`name*`: executable; `name -> target`: a symlink, Unix only).
-fn artifact(build: &Path, dir: &str, relpath: &str, files: &[(&str, &str)]) {
-    let root = build.join("artifacts").join(dir);
-    write(&root.join("artifact_manifest.txt"), &format!("{relpath}\n"));
-    for (name, content) in files {
-        if let Some((link, target)) = name.split_once(" -> ") {
-            let path = root.join(relpath).join(link);
-            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(target, path).unwrap();
-            #[cfg(not(unix))]
-            let _ = (target, path);
-            continue;
-        }
-        let (name, exec) = name.strip_suffix('*').map_or((*name, false), |n| (n, true));
-        let path = root.join(relpath).join(name);
-        write(&path, content);
-        #[cfg(unix)]
-        if exec {
-            use std::os::unix::fs::PermissionsExt as _;
-            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        #[cfg(not(unix))]
-        let _ = exec;
     }
 }
 

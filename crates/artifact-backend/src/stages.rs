@@ -255,6 +255,36 @@ fn unknown_stage(topology: &BuildTopology, stage: &str, lines: &Lines<'_>) -> Tr
     build_topology::unknown_stage(topology, stage, &mut lines.writer()).into()
 }
 
+/// The run `run_id` of `run` to read from, and its archives: the staging directory checked,
+/// the backend opened (the run looked up unless it is this one), the archives listed, with the
+/// `Using backend:` and `Found N artifacts in backend` lines.
+async fn read_run(
+    run: &RunOptions,
+    run_id: &str,
+    lines: &Lines<'_>,
+) -> Result<(ArtifactBackend, Vec<ArtifactEntry>), TransferError> {
+    crate::pipeline::staging_to_read(run.local_staging_dir.as_deref())?;
+    let backend = run
+        .backend(
+            run_id,
+            run.repository.clone(),
+            Lookup::UnlessCurrentRun,
+            lines,
+        )
+        .await?;
+    let base_uri = backend.base_uri();
+    lines.line(format!("Using backend: {base_uri}"));
+    let listed = backend
+        .list_artifacts(None)
+        .await
+        .map_err(|source| TransferError::List {
+            uri: base_uri,
+            source,
+        })?;
+    lines.line(format!("Found {} artifacts in backend", listed.len()));
+    Ok((backend, listed))
+}
+
 /// Runs `artifact_manager fetch`: lines to `out`, progress to the reporter `progress` makes.
 pub async fn fetch_stage(
     request: &StageFetchRequest,
@@ -285,26 +315,8 @@ pub async fn fetch_stage(
         }
     }
     let run_id = request.run.run_id()?;
-    crate::pipeline::staging_to_read(request.run.local_staging_dir.as_deref())?;
-    let backend = request
-        .run
-        .backend(
-            &run_id,
-            request.run.repository.clone(),
-            Lookup::UnlessCurrentRun,
-            &lines,
-        )
-        .await?;
+    let (backend, listed) = read_run(&request.run, &run_id, &lines).await?;
     let base_uri = backend.base_uri();
-    lines.line(format!("Using backend: {base_uri}"));
-    let listed = backend
-        .list_artifacts(None)
-        .await
-        .map_err(|source| TransferError::List {
-            uri: base_uri.clone(),
-            source,
-        })?;
-    lines.line(format!("Found {} artifacts in backend", listed.len()));
     if !excluded_components.is_empty() {
         lines.line(format!(
             "Excluding artifact components: {}",

@@ -143,17 +143,8 @@ impl<W: Write> FlatTarWriter<W> {
         if self.written == 0 {
             self.write_dir("", self.now)?;
         }
-        let read_error = |source: io::Error| Error::ArchiveRead {
-            archive: archive.to_owned(),
-            source,
-        };
-        let refuse = |member: &str, reason: String| {
-            Error::UnsafeMember(UnsafeMember {
-                archive: archive.to_owned(),
-                member: member.to_owned(),
-                reason,
-            })
-        };
+        let read_error = |source| read_error(archive, source);
+        let refuse = |member: &str, reason: String| refuse(archive, member, reason);
         let mut tar = tar::Archive::new(tar_stream);
         let mut entries = tar.entries().map_err(read_error)?;
         let mut first = entries
@@ -193,17 +184,8 @@ impl<W: Write> FlatTarWriter<W> {
         files: &mut HashMap<Vec<String>, (String, [u8; 32])>,
         mut entry: tar::Entry<'_, R>,
     ) -> Result<(), Error> {
-        let read_error = |source: io::Error| Error::ArchiveRead {
-            archive: archive.to_owned(),
-            source,
-        };
-        let refuse = |member: &str, reason: String| {
-            Error::UnsafeMember(UnsafeMember {
-                archive: archive.to_owned(),
-                member: member.to_owned(),
-                reason,
-            })
-        };
+        let read_error = |source| read_error(archive, source);
+        let refuse = |member: &str, reason: String| refuse(archive, member, reason);
         let member = member_name(archive, &entry.path_bytes())?;
         let kind = entry.header().entry_type();
         let parts: Vec<String> = safe_components(&member)
@@ -293,15 +275,26 @@ impl<W: Write> FlatTarWriter<W> {
     }
 }
 
+/// Stream `archive` that could not be read.
+fn read_error(archive: &str, source: io::Error) -> Error {
+    Error::ArchiveRead {
+        archive: archive.to_owned(),
+        source,
+    }
+}
+
+/// Member `member` of `archive`, refused for `reason`.
+fn refuse(archive: &str, member: &str, reason: String) -> Error {
+    Error::UnsafeMember(UnsafeMember {
+        archive: archive.to_owned(),
+        member: member.to_owned(),
+        reason,
+    })
+}
+
 /// A member's stored name: UTF-8 and, on Windows, without a backslash.
 fn member_name(archive: &str, bytes: &[u8]) -> Result<String, Error> {
-    let refuse = |member: &str, reason: &str| {
-        Error::UnsafeMember(UnsafeMember {
-            archive: archive.to_owned(),
-            member: member.to_owned(),
-            reason: reason.to_owned(),
-        })
-    };
+    let refuse = |member: &str, reason: &str| refuse(archive, member, reason.to_owned());
     let member = String::from_utf8(bytes.to_vec())
         .map_err(|e| refuse(&String::from_utf8_lossy(e.as_bytes()), "path is not UTF-8"))?;
     #[cfg(not(unix))]
@@ -421,10 +414,7 @@ impl<W: Write> FlatTarWriter<W> {
         mode: u32,
         mtime: u64,
     ) -> Result<[u8; 32], Error> {
-        let read_error = |source: io::Error| Error::ArchiveRead {
-            archive: archive.to_owned(),
-            source,
-        };
+        let read_error = |source| read_error(archive, source);
         let earlier = match self.placed.get(mapped) {
             Some(Placed::File { digest, by }) if by != archive => Some(*digest),
             Some(Placed::File { .. }) | None => None,

@@ -79,13 +79,19 @@ pub async fn run(
         upload_logs(&backend, &logs, &dest, None, out).await?;
         // The page the summary and `packaging_logs_url` link to.
         let index = root.native_linux_packages_log_index(pkg_type.name());
-        let page = {
-            let logs = logs.clone();
-            storage_backend::blocking(move || logs_index_page(&logs, pkg_type.name())).await?
+        // Written beside the packages under a temporary name, off the async threads.
+        let staged = {
+            let (logs, dir) = (logs.clone(), dir.clone());
+            storage_backend::blocking(move || -> Result<_, FileError> {
+                let page = logs_index_page(&logs, pkg_type.name())?;
+                let staged = file_tree::temp_file_in(&dir, ".logs-index")
+                    .map_err(|e| FileError::write(&dir, e))?;
+                fs_err::write(staged.path(), page)
+                    .map_err(|e| FileError::write(staged.path(), e))?;
+                Ok(staged)
+            })
+            .await?
         };
-        let staged =
-            file_tree::temp_file_in(&dir, ".logs-index").map_err(|e| FileError::write(&dir, e))?;
-        fs_err::write(staged.path(), page).map_err(|e| FileError::write(staged.path(), e))?;
         backend
             .upload_file(staged.path(), &index)
             .await
@@ -109,20 +115,9 @@ pub async fn run(
 fn logs_index_page(logs: &std::path::Path, pkg_type: &str) -> Result<String, FileError> {
     let mut entries = Vec::new();
     for e in file_tree::walk(logs)? {
-        if !(e.is_file || e.is_symlink_to_file) || e.name() == "index.html" {
-            continue;
+        if (e.is_file || e.is_symlink_to_file) && e.name() != "index.html" {
+            entries.push(crate::test_report::index_entry(&e.path, e.relative())?);
         }
-        let meta = fs_err::metadata(&e.path).map_err(|err| FileError::read(&e.path, err))?;
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .and_then(|d| i64::try_from(d.as_secs()).ok());
-        entries.push(file_tree::IndexEntry {
-            path: e.relative(),
-            size: meta.len(),
-            modified,
-        });
     }
     Ok(file_tree::index_page(
         &format!("{pkg_type} packaging logs"),

@@ -108,22 +108,28 @@ fn reports_below(dir: &Path, index_name: &str) -> Result<(Vec<Report>, Vec<Strin
             stale.push(relative);
             continue;
         }
-        let meta = fs_err::metadata(&e.path).map_err(|err| FileError::read(&e.path, err))?;
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .and_then(|d| i64::try_from(d.as_secs()).ok());
+        let entry = index_entry(&e.path, relative)?;
         reports.push(Report {
             path: e.path,
-            entry: IndexEntry {
-                path: relative,
-                size: meta.len(),
-                modified,
-            },
+            entry,
         });
     }
     Ok((reports, stale))
+}
+
+/// The row of file `path` (`relative` to its page) on an index page: its size and time.
+pub(crate) fn index_entry(path: &Path, relative: String) -> Result<IndexEntry, FileError> {
+    let meta = fs_err::metadata(path).map_err(|err| FileError::read(path, err))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_secs()).ok());
+    Ok(IndexEntry {
+        path: relative,
+        size: meta.len(),
+        modified,
+    })
 }
 
 /// Writes `page` as `index` (temporary name, then rename). Whatever has that name already

@@ -17,7 +17,7 @@ use build_topology::{
 };
 use futures::StreamExt;
 
-use super::{Lookup, RunOptions, file_names, load_topology};
+use super::{RunOptions, file_names, load_topology, read_run};
 use crate::pipeline::{Lines, ReporterFactory, TransferError, download_cached};
 use crate::{ArtifactBackend, Error};
 
@@ -155,26 +155,8 @@ pub async fn build_tarballs(
     let excluded_artifacts = parse_excluded_artifacts(&known.join(","), &topology)?;
     let excluded_components = parse_excluded_components(EXCLUDED_COMPONENTS)?;
     let run_id = request.run.run_id()?;
-    crate::pipeline::staging_to_read(request.run.local_staging_dir.as_deref())?;
-    let backend = request
-        .run
-        .backend(
-            &run_id,
-            request.run.repository.clone(),
-            Lookup::UnlessCurrentRun,
-            &lines,
-        )
-        .await?;
+    let (backend, listed) = read_run(&request.run, &run_id, &lines).await?;
     let base_uri = backend.base_uri();
-    lines.line(format!("Using backend: {base_uri}"));
-    let listed = backend
-        .list_artifacts(None)
-        .await
-        .map_err(|source| TransferError::List {
-            uri: base_uri.clone(),
-            source,
-        })?;
-    lines.line(format!("Found {} artifacts in backend", listed.len()));
     let chooser = Chooser {
         wanted_excluding: all
             .iter()
