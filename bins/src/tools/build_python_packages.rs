@@ -113,7 +113,6 @@ fn run(args: Args) -> anyhow::Result<()> {
 }
 
 pub(crate) fn main() -> ExitCode {
-    crate::return_large_blocks_to_the_system();
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
     rock_ci::exit_code(run(args))

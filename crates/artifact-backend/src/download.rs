@@ -1,12 +1,15 @@
 //! Verified, resumable downloads. Objects are read from S3 with storage-backend's ranged
-//! reader ([`storage_backend::S3StorageBackend::ranged_parts`], on this backend's range
-//! budgets) and checked by its [`storage_backend::Verifier`].
+//! reads: into a file, each range written at its offset as it arrives ([`to_file`]); into an
+//! unpacker, in order with [`storage_backend::S3StorageBackend::ranged_parts`] on this
+//! backend's stream budget. Both are checked by storage-backend's [`storage_backend::Verifier`].
 
 use file_tree::FileError;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
+
+mod to_file;
 
 use storage_location::StorageLocation;
 
@@ -19,25 +22,18 @@ const PARALLEL_THRESHOLD: u64 = 8 << 20;
 /// connections (where each connection is slow, as behind a per-connection limit, the number
 /// of connections is the speed).
 const RANGE_SIZE: u64 = 4 << 20;
-/// Ranged GETs of one object in flight (their bodies are held until written in order).
+/// Size of one ranged GET of a streamed fetch, whose bodies are held in memory until handed on
+/// in order: half of [`RANGE_SIZE`], for as many connections in half the memory.
+const STREAM_RANGE_SIZE: u64 = 2 << 20;
+/// Ranged GETs of one object in flight.
 const RANGE_CONCURRENCY: usize = 16;
-/// Ranged GETs in flight or waiting to be handed on, across all downloads to a file of a
-/// backend: at most this many [`RANGE_SIZE`] bodies (128 MiB) are held in memory for them.
+/// Ranged GETs running at once across all downloads to a file of a backend: connections, not
+/// memory (each is written out as it arrives, [`storage_backend::SINK_BATCH`] at a time).
 pub(crate) const RANGE_BUDGET: usize = 32;
-/// The same across all streamed fetches of a backend (one per unpacking slot; 48 MiB): fewer
-/// than one slot could use at [`RANGE_CONCURRENCY`], as a streamed fetch's ranges wait for its
-/// unpacking anyway, and more slots (more cores) share it instead of multiplying the memory
-/// held.
+/// Ranged GETs in flight or waiting to be handed on across all streamed fetches (into an
+/// unpacker) of a backend: at most this many [`STREAM_RANGE_SIZE`] bodies (24 MiB) are held in
+/// memory for them, however many unpacking slots share them.
 pub(crate) const STREAM_RANGE_BUDGET: usize = 12;
-
-/// Which budget of ranged GETs a transfer draws on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Budget {
-    /// Downloads to a file ([`RANGE_BUDGET`]).
-    Files,
-    /// Streamed fetches ([`STREAM_RANGE_BUDGET`]).
-    Streams,
-}
 
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
@@ -126,12 +122,15 @@ pub(crate) async fn copy_verified(
     .await
 }
 
-/// Feeds the file at `path` to `verifier`; the bytes fed.
+/// Feeds the file at `path`, up to its first `limit` bytes, to `verifier`; the bytes fed.
 fn feed_prefix(
     path: &Path,
+    limit: u64,
     mut verifier: storage_backend::Verifier,
 ) -> Result<(storage_backend::Verifier, u64), Error> {
-    let mut file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
+    let mut file = fs_err::File::open(path)
+        .map_err(|e| FileError::read(path, e))?
+        .take(limit);
     let mut buf = vec![0; 1 << 20];
     loop {
         let n = file.read(&mut buf).map_err(|e| FileError::read(path, e))?;
@@ -351,18 +350,20 @@ impl ArtifactBackend {
         let id = b.reporter.on_transfer_start(key, size);
         b.reporter.on_transfer_progress(id, resumed);
 
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(resumed > 0)
-            .truncate(resumed == 0)
-            .open(&partial)
-            .map_err(|e| FileError::write(&partial, e))?;
         if resumed < size {
             let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-            let parts = object_parts(b, &loc, (resumed, size), &etag, &on_bytes, Budget::Files);
-            verifier = write_parts(parts, file, &partial, verifier).await?;
+            verifier = to_file::download_into(
+                b,
+                &loc,
+                (resumed, size),
+                &etag,
+                &partial,
+                verifier,
+                &on_bytes,
+            )
+            .await?;
         }
+        let prefix_file = to_file::prefix_path(&partial);
         // Written and closed, not synced: the rename makes the complete file appear at once
         // for every process, as `tar -x` and other S3 clients leave theirs; forcing each
         // archive to the disk before the next would make the download wait for the disk.
@@ -371,6 +372,7 @@ impl ArtifactBackend {
             Err(e) => {
                 let _ = fs_err::remove_file(&partial);
                 let _ = fs_err::remove_file(&etag_file);
+                let _ = fs_err::remove_file(&prefix_file);
                 return Err(match e {
                     storage_backend::Error::Incomplete {
                         location,
@@ -398,6 +400,7 @@ impl ArtifactBackend {
         };
         fs_err::rename(&partial, dest).map_err(|e| FileError::write(dest, e))?;
         let _ = fs_err::remove_file(&etag_file);
+        let _ = fs_err::remove_file(&prefix_file);
         b.reporter.on_transfer_complete(id);
         Ok(Downloaded {
             path: dest.to_path_buf(),
@@ -423,7 +426,10 @@ async fn resume_point(
     if partial.is_file() && !etag.is_empty() && stored_etag.as_deref() == Some(etag) {
         let p = partial.to_path_buf();
         let fresh = verifier.clone();
-        let (fed, len) = storage_backend::blocking(move || feed_prefix(&p, fresh)).await?;
+        let (fed, len) = storage_backend::blocking(move || {
+            feed_prefix(&p, to_file::recorded_prefix(&p).unwrap_or(u64::MAX), fresh)
+        })
+        .await?;
         if len <= verifier.size() {
             return Ok((fed, len));
         }
@@ -432,26 +438,22 @@ async fn resume_point(
 }
 
 /// The bytes `start..end` of `loc` (only of version `etag`) as parallel ranged GETs of
-/// [`RANGE_SIZE`] (storage-backend's ranged reader), yielded in order; at most
-/// [`RANGE_CONCURRENCY`] ranges are in memory.
+/// [`STREAM_RANGE_SIZE`] (storage-backend's ranged reader), yielded in order, within the
+/// backend's [`STREAM_RANGE_BUDGET`].
 fn ranged_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
-    budget: Budget,
 ) -> impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + 'a {
     use futures::StreamExt as _;
-    // A range takes a slot of its budget before it starts, in order, and gives it back when
-    // its part is handed on: the bodies held in memory across all transfers of a budget stay
+    // A range takes a slot of the budget before it starts, in order, and gives it back when
+    // its part is handed on: the bodies held in memory across all streamed fetches stay
     // bounded.
-    let slots = match budget {
-        Budget::Files => &b.range_slots,
-        Budget::Streams => &b.stream_slots,
-    };
+    let slots = &b.stream_slots;
     let plan = storage_backend::RangePlan {
-        range_size: RANGE_SIZE,
+        range_size: STREAM_RANGE_SIZE,
         in_flight: RANGE_CONCURRENCY,
         budget: Some(slots.clone()),
     };
@@ -462,17 +464,16 @@ fn ranged_parts<'a>(
 
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
 /// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way. `on_bytes` hears of the
-/// bytes as they arrive; the ranges draw on `budget`.
+/// bytes as they arrive.
 pub(crate) fn object_parts<'a>(
     b: &'a crate::S3Artifacts,
     loc: &'a StorageLocation,
     (start, end): (u64, u64),
     etag: &'a str,
     on_bytes: &'a (dyn Fn(u64) + Send + Sync),
-    budget: Budget,
 ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Send + 'a>> {
     if end - start > PARALLEL_THRESHOLD {
-        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes, budget))
+        Box::pin(ranged_parts(b, loc, (start, end), etag, on_bytes))
     } else {
         Box::pin(futures::stream::once(single_get(
             b,
@@ -499,34 +500,6 @@ async fn single_get(
         .read_range(loc, (start, end - 1), etag, on_bytes)
         .await
         .map_err(|e| Error::from_s3(e, loc))
-}
-
-/// Writes `parts` to `file` in order, feeding them to `verifier`, so the partial file always
-/// holds a prefix of the object and can be resumed. Each part is hashed and written in one
-/// blocking task, off the threads that drive the transfers. Returns the verifier.
-async fn write_parts(
-    mut parts: impl futures::Stream<Item = Result<Vec<bytes::Bytes>, Error>> + Unpin,
-    file: std::fs::File,
-    partial: &Path,
-    verifier: storage_backend::Verifier,
-) -> Result<storage_backend::Verifier, Error> {
-    use futures::StreamExt as _;
-    let mut state = (file, verifier);
-    while let Some(part) = parts.next().await {
-        let part = part?;
-        let path = partial.to_path_buf();
-        state = storage_backend::blocking(move || {
-            let (mut file, mut verifier) = state;
-            for segment in &part {
-                verifier.update(segment);
-                file.write_all(segment)
-                    .map_err(|e| FileError::write(&path, e))?;
-            }
-            Ok::<_, Error>((file, verifier))
-        })
-        .await?;
-    }
-    Ok(state.1)
 }
 
 /// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].

@@ -1131,7 +1131,6 @@ impl ArtifactBackend {
                     (0, size),
                     &etag,
                     &on_bytes,
-                    crate::download::Budget::Streams,
                 );
                 while let Some(part) = parts.next().await {
                     let part = match part {

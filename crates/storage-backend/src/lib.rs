@@ -62,7 +62,9 @@ pub use local::LocalStorageBackend;
 pub use ranged::{
     DigestKind, Expected, RangePlan, Verification, Verified, VerifiedReader, Verifier,
 };
-pub use s3::{ListedObject, ObjectBody, ObjectHead, S3StorageBackend, WriteCondition};
+pub use s3::{
+    ListedObject, ObjectBody, ObjectHead, RangeSink, S3StorageBackend, SINK_BATCH, WriteCondition,
+};
 pub use upload::shown;
 
 /// The user metadata key under which uploads record the object's SHA-256 (hex).

@@ -25,6 +25,63 @@ const MAX_PARTS: u64 = 10_000;
 /// Read buffer of file bodies.
 const BODY_BUFFER: usize = 256 << 10;
 
+/// The bytes [`S3StorageBackend::read_range_to`] gathers before handing them to its sink.
+pub const SINK_BATCH: usize = 512 << 10;
+
+/// Where [`S3StorageBackend::read_range_to`] puts the bytes of a range.
+pub trait RangeSink: Sync {
+    /// Puts `pieces` (contiguous, in order) at `offset` of the object.
+    fn write(
+        &self,
+        offset: u64,
+        pieces: Vec<bytes::Bytes>,
+    ) -> impl std::future::Future<Output = Result<(), Error>> + Send;
+}
+
+/// What the pieces of a body go to as they arrive.
+trait Pieces: Send {
+    fn take(&mut self, piece: bytes::Bytes) -> impl std::future::Future<Output = Result<(), Error>> + Send;
+}
+
+impl Pieces for Vec<bytes::Bytes> {
+    async fn take(&mut self, piece: bytes::Bytes) -> Result<(), Error> {
+        self.push(piece);
+        Ok(())
+    }
+}
+
+/// Pieces gathered for a [`RangeSink`], from offset `at`.
+struct Batch<'s, S> {
+    sink: &'s S,
+    at: u64,
+    held: Vec<bytes::Bytes>,
+    held_len: usize,
+}
+
+impl<S: RangeSink> Batch<'_, S> {
+    /// Hands what is held to the sink; `at` moves past it once written.
+    async fn flush(&mut self) -> Result<(), Error> {
+        if self.held_len > 0 {
+            let pieces = std::mem::take(&mut self.held);
+            self.sink.write(self.at, pieces).await?;
+            self.at += self.held_len as u64;
+            self.held_len = 0;
+        }
+        Ok(())
+    }
+}
+
+impl<S: RangeSink> Pieces for Batch<'_, S> {
+    async fn take(&mut self, piece: bytes::Bytes) -> Result<(), Error> {
+        self.held_len += piece.len();
+        self.held.push(piece);
+        if self.held_len >= SINK_BATCH {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+}
+
 /// What a HEAD tells about an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectHead {
@@ -387,14 +444,49 @@ impl S3StorageBackend {
         Ok(parts)
     }
 
-    /// One GET of `offset..=last`, its pieces appended to `parts` and `offset` advanced as they
+    /// [`S3StorageBackend::read_range`] handing the bytes to `sink` as they arrive, in batches
+    /// of about [`SINK_BATCH`] (in order within the range, each at its offset in the object),
+    /// instead of holding the range in memory: a range costs one batch of memory however
+    /// large it is and however slowly it comes. What arrived before a failure is handed on
+    /// before the retry, which asks for the rest only.
+    pub async fn read_range_to<S: RangeSink>(
+        &self,
+        loc: &StorageLocation,
+        (first, last): (u64, u64),
+        etag: &str,
+        on_bytes: &(dyn Fn(u64) + Send + Sync),
+        sink: &S,
+    ) -> Result<(), Error> {
+        let location = format!("{} (bytes {first}-{last})", loc.s3_uri());
+        let next = std::sync::atomic::AtomicU64::new(first);
+        self.retrying("download", &location, last + 1 - first, || async {
+            let at = next.load(std::sync::atomic::Ordering::Relaxed);
+            let mut batch = Batch {
+                sink,
+                at,
+                held: Vec::new(),
+                held_len: 0,
+            };
+            let mut offset = at;
+            let result = self
+                .read_into(loc, last, etag, (&mut batch, &mut offset), on_bytes)
+                .await;
+            // What arrived is kept even when the body broke off: the retry starts after it.
+            let flushed = batch.flush().await;
+            next.store(batch.at, std::sync::atomic::Ordering::Relaxed);
+            flushed.and(result)
+        })
+        .await
+    }
+
+    /// One GET of `offset..=last`, its pieces given to `parts` and `offset` advanced as they
     /// arrive (so that a retry resumes where this one broke).
     async fn read_into(
         &self,
         loc: &StorageLocation,
         last: u64,
         etag: &str,
-        (parts, offset): (&mut Vec<bytes::Bytes>, &mut u64),
+        (parts, offset): (&mut impl Pieces, &mut u64),
         on_bytes: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<(), Error> {
         let start = *offset;
@@ -420,7 +512,7 @@ impl S3StorageBackend {
             }
             *offset += chunk.len() as u64;
             on_bytes(chunk.len() as u64);
-            parts.push(chunk);
+            parts.take(chunk).await?;
         }
         if *offset != last + 1 {
             return Err(body.error(

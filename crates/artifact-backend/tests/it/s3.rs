@@ -348,4 +348,36 @@ async fn s3_large_download_resumes_in_parallel_ranges() {
     assert_eq!(got.fetched, big.len() as u64 - got.resumed);
     assert!(got.verified);
     assert_eq!(fs_err::read(&got.path).unwrap(), big);
+
+    // Ranges finish out of order: a partial file can hold bytes past its complete prefix (here
+    // garbage, as a range cut off by a kill would leave) and a hole. Only the recorded prefix
+    // is trusted; the rest is fetched again, and the record goes with the partial file.
+    let mut ragged = big[..(6 << 20) + 3].to_vec();
+    ragged.resize(20 << 20, 0);
+    ragged[(12 << 20)..(16 << 20)].fill(0xAB);
+    write(&t.path().join("s/.big_lib_generic.tar.zst.partial"), &ragged);
+    write(
+        &t.path().join("s/.big_lib_generic.tar.zst.partial.etag"),
+        etag.as_bytes(),
+    );
+    write(
+        &t.path().join("s/.big_lib_generic.tar.zst.partial.prefix"),
+        format!("{}\n", (6 << 20) + 3).as_bytes(),
+    );
+    let got = b
+        .download_artifact(
+            "big_lib_generic.tar.zst",
+            &t.path().join("s/big_lib_generic.tar.zst"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.resumed, (6 << 20) + 3);
+    assert_eq!(got.fetched, big.len() as u64 - got.resumed);
+    assert!(got.verified);
+    assert_eq!(fs_err::read(&got.path).unwrap(), big);
+    assert_eq!(
+        crate::names_in(&t.path().join("s")),
+        ["big_lib_generic.tar.zst", "big_lib_generic.tar.zst.sha256sum"]
+    );
+    assert_eq!(c.retries(), 0);
 }
