@@ -1125,13 +1125,7 @@ impl ArtifactBackend {
                 let id = b.reporter.on_transfer_start(key, size);
                 // Pinned to the version just seen.
                 let on_bytes = |n| b.reporter.on_transfer_progress(id, n);
-                let mut parts = crate::download::object_parts(
-                    b,
-                    &loc,
-                    (0, size),
-                    &etag,
-                    &on_bytes,
-                );
+                let mut parts = crate::download::object_parts(b, &loc, (0, size), &etag, &on_bytes);
                 while let Some(part) = parts.next().await {
                     let part = match part {
                         Ok(part) => part,

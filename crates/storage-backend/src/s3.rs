@@ -40,7 +40,10 @@ pub trait RangeSink: Sync {
 
 /// What the pieces of a body go to as they arrive.
 trait Pieces: Send {
-    fn take(&mut self, piece: bytes::Bytes) -> impl std::future::Future<Output = Result<(), Error>> + Send;
+    fn take(
+        &mut self,
+        piece: bytes::Bytes,
+    ) -> impl std::future::Future<Output = Result<(), Error>> + Send;
 }
 
 impl Pieces for Vec<bytes::Bytes> {

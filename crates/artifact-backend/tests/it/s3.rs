@@ -355,7 +355,10 @@ async fn s3_large_download_resumes_in_parallel_ranges() {
     let mut ragged = big[..(6 << 20) + 3].to_vec();
     ragged.resize(20 << 20, 0);
     ragged[(12 << 20)..(16 << 20)].fill(0xAB);
-    write(&t.path().join("s/.big_lib_generic.tar.zst.partial"), &ragged);
+    write(
+        &t.path().join("s/.big_lib_generic.tar.zst.partial"),
+        &ragged,
+    );
     write(
         &t.path().join("s/.big_lib_generic.tar.zst.partial.etag"),
         etag.as_bytes(),
@@ -377,7 +380,10 @@ async fn s3_large_download_resumes_in_parallel_ranges() {
     assert_eq!(fs_err::read(&got.path).unwrap(), big);
     assert_eq!(
         crate::names_in(&t.path().join("s")),
-        ["big_lib_generic.tar.zst", "big_lib_generic.tar.zst.sha256sum"]
+        [
+            "big_lib_generic.tar.zst",
+            "big_lib_generic.tar.zst.sha256sum"
+        ]
     );
     assert_eq!(c.retries(), 0);
 }

@@ -3,7 +3,7 @@
 use rock_ci_test_support::s3::{ACCESS_KEY, SECRET_KEY};
 use rock_ci_test_support::{Fault, FaultPlan, FaultProxy, Rule, S3Server};
 use storage_backend::{
-    ClientOptions, Credentials, S3Client, StorageBackend, StorageLocation, TransferOptions,
+    ClientOptions, Credentials, Error, S3Client, StorageBackend, StorageLocation, TransferOptions,
 };
 
 /// A server with bucket `bkt`, a proxy in front of it with `plan`, and a backend using the proxy.
@@ -92,10 +92,21 @@ async fn a_truncated_download_is_an_error() {
     assert!(proxy.injected(Fault::TruncatedBody) >= 1);
 }
 
+/// A [`storage_backend::RangeSink`] that keeps every write: (offset, bytes).
+#[derive(Default)]
+struct Gathered(std::sync::Mutex<Vec<(u64, Vec<u8>)>>);
+
+impl storage_backend::RangeSink for Gathered {
+    async fn write(&self, offset: u64, pieces: Vec<bytes::Bytes>) -> Result<(), Error> {
+        self.0.lock().unwrap().push((offset, pieces.concat()));
+        Ok(())
+    }
+}
+
 /// Each fault kind, injected into the first two requests of each kind of operation: the
 /// operation still gives the exact bytes (or listing), the faults happened, and the retries
 /// were counted. Ranged GETs and whole-object reads resume from the byte the broken body
-/// reached.
+/// reached (into a sink too).
 #[tokio::test(flavor = "multi_thread")]
 #[expect(
     clippy::too_many_lines,
@@ -119,6 +130,7 @@ async fn every_fault_kind_on_every_operation_is_retried() {
     for kind in kinds {
         for (method, what) in [
             ("GET", "ranged GET"),
+            ("GET", "ranged GET to a sink"),
             ("GET", "whole GET"),
             ("PUT", "upload"),
             ("PUT", "multipart part"),
@@ -154,7 +166,7 @@ async fn every_fault_kind_on_every_operation_is_retried() {
             let target = StorageLocation::new("bkt", "run/target/data.bin");
             let case = format!("{kind:?} on {what}");
             match what {
-                "ranged GET" | "whole GET" | "HEAD" | "listing" => {
+                "ranged GET" | "ranged GET to a sink" | "whole GET" | "HEAD" | "listing" => {
                     backend.upload_file(&file, &setup).await.unwrap();
                     fs_err::create_dir_all(server.root().join("bkt/run/target")).unwrap();
                     fs_err::copy(
@@ -181,6 +193,39 @@ async fn every_fault_kind_on_every_operation_is_retried() {
                         got.len()
                     );
                     // Progress counts each byte once, retries and resumes included.
+                    assert_eq!(told.into_inner(), 2_000_000, "{case}");
+                }
+                "ranged GET to a sink" => {
+                    let told = std::sync::atomic::AtomicU64::new(0);
+                    let on_bytes = |n| {
+                        told.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    };
+                    let sink = Gathered::default();
+                    let got = s3
+                        .read_range_to(&target, (1000, 2_000_999), "", &on_bytes, &sink)
+                        .await;
+                    got.unwrap_or_else(|e| panic!("{case}: {e:?}"));
+                    let writes = sink.0.into_inner().unwrap();
+                    // In order, each at the offset where the one before ended, none larger
+                    // than a batch and a piece: the range is handed on as it arrives, never
+                    // held whole.
+                    let mut at = 1000;
+                    let mut got = Vec::new();
+                    for (offset, bytes) in &writes {
+                        assert_eq!(*offset, at, "{case}");
+                        assert!(
+                            bytes.len() <= storage_backend::SINK_BATCH + (1 << 20),
+                            "{case}"
+                        );
+                        at += bytes.len() as u64;
+                        got.extend_from_slice(bytes);
+                    }
+                    assert!(writes.len() >= 4, "{case}: {} writes", writes.len());
+                    assert!(
+                        got == original[1000..2_001_000],
+                        "{case}: {} bytes",
+                        got.len()
+                    );
                     assert_eq!(told.into_inner(), 2_000_000, "{case}");
                 }
                 "whole GET" => {
