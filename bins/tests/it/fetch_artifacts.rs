@@ -309,6 +309,40 @@ fn selects_by_group_and_targets_and_extracts() {
         .unwrap(),
         "blas v2"
     );
+    // A record that cannot be read is not trusted, and not replaced in silence: a warning
+    // names it, the artifact is unpacked again, and the next run finds the new record.
+    let record = f
+        .work
+        .path()
+        .join("build/.artifacts.rock-ci-fetch/blas_lib_gfx94X-dcgpu.tar.zst.tree");
+    assert!(record.is_file());
+    fs_err::write(&record, "damaged").unwrap();
+    let out = f.run(&["blas_lib"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "Cannot use the record {} (not a record of this version): unpacking ",
+            record.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        text(&out.stdout).contains("++ Extracted 'blas_lib"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = f.run(&["blas_lib"]);
+    assert!(
+        text(&out.stdout).contains("== Cached 'blas_lib"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        !text(&out.stderr).contains("Cannot use"),
+        "{}",
+        text(&out.stderr)
+    );
     // --no-extract reuses an archive that matches its sidecar.
     let out = f.run(&["blas_test", "--no-extract"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -366,7 +366,7 @@ fn unpack(
     unpacking: Unpacking,
     placing: Option<&Placing>,
 ) -> Result<Extracted, Error> {
-    let read_error = |e| FileError::read(Path::new(key), e);
+    let read_error = |e| artifacts::Error::archive_read(key, None, e);
     let extract = |tar: &mut dyn Read| match placing {
         Some(tree) => artifacts::extract_artifact_shared(key, tar, dir, &tree.root, tree),
         None => artifacts::extract_artifact(key, tar, dir, unpacking.layout),

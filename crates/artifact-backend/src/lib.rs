@@ -136,9 +136,10 @@ impl Error {
     /// while it streamed in.
     pub fn arrived_damaged(&self) -> bool {
         match self {
-            Error::ChecksumMismatch { .. } | Error::Truncated { .. } | Error::InvalidSidecar(_) => {
-                true
-            }
+            Error::ChecksumMismatch { .. }
+            | Error::Truncated { .. }
+            | Error::InvalidSidecar(_)
+            | Error::Artifacts(artifacts::Error::ArchiveRead { .. }) => true,
             Error::Storage(e) => e
                 .s3_kind()
                 .is_some_and(storage_backend::S3ErrorKind::is_transient),

@@ -111,16 +111,36 @@ pub(crate) fn write(record: &Path, tree: &Path, sha256: &str) -> Result<(), Erro
 }
 
 /// The digest `record` gives for `tree` when the tree holds exactly the entries recorded, as
-/// recorded; `None` when the record is missing, of another format or unreadable, or the
-/// tree differs in any entry (missing, added, or with another type, mode, size, time or
-/// target).
+/// recorded; `None` when the record is missing, or the tree differs in any entry (missing,
+/// added, or with another type, mode, size, time or target). A record that is there but
+/// cannot be read or is not one this version writes is `None` too, with a warning naming it:
+/// the tree is unpacked again and the record replaced.
 pub(crate) fn unchanged_sha256(record: &Path, tree: &Path) -> Option<String> {
-    let text = fs_err::read_to_string(record).ok()?;
-    let rest = text.strip_prefix(FORMAT)?.strip_prefix('\n')?;
-    let (sha_line, listed) = rest.split_once('\n')?;
-    let sha256 = sha_line.strip_prefix("sha256 ")?;
-    if sha256.is_empty() || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
+    let text = match fs_err::read_to_string(record) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return unusable(record, tree, &e.to_string()),
+    };
+    let Some(rest) = text.strip_prefix(FORMAT).and_then(|r| r.strip_prefix('\n')) else {
+        return unusable(record, tree, "not a record of this version");
+    };
+    let sha256 = rest
+        .split_once('\n')
+        .and_then(|(sha_line, listed)| Some((sha_line.strip_prefix("sha256 ")?, listed)));
+    let Some((sha256, listed)) =
+        sha256.filter(|(s, _)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit()))
+    else {
+        return unusable(record, tree, "no digest in it");
+    };
     (entries(tree).ok()??.as_str() == listed).then(|| sha256.to_owned())
+}
+
+/// Warns that `record` cannot be used (`why`) and so `tree` is unpacked again; `None`.
+fn unusable(record: &Path, tree: &Path, why: &str) -> Option<String> {
+    tracing::warn!(
+        "Cannot use the record {} ({why}): unpacking {} again",
+        record.display(),
+        tree.display()
+    );
+    None
 }

@@ -634,7 +634,7 @@ impl<'a> Extractor<'a> {
         loop {
             let got = entry
                 .read(&mut self.buffer)
-                .map_err(|e| FileError::read(Path::new(self.archive), e))?;
+                .map_err(|e| Error::archive_read(self.archive, Some(member), e))?;
             if got == 0 {
                 break;
             }
@@ -871,7 +871,7 @@ fn extract_into<R: Read>(
     });
     let mut entries = tar
         .entries()
-        .map_err(|e| FileError::read(Path::new(archive), e))?;
+        .map_err(|e| Error::archive_read(archive, None, e))?;
     let mut ex = Extractor {
         archive,
         dest,
@@ -892,7 +892,7 @@ fn extract_into<R: Read>(
     let first = entries
         .next()
         .ok_or_else(|| ex.refuse("", "empty archive: expected `artifact_manifest.txt` first"))?
-        .map_err(|e| FileError::read(Path::new(archive), e))?;
+        .map_err(|e| Error::archive_read(archive, None, e))?;
     let first_name = String::from_utf8_lossy(&first.path_bytes()).into_owned();
     if first_name != MANIFEST_NAME || first.header().entry_type() != tar::EntryType::Regular {
         return Err(ex.refuse(
@@ -904,7 +904,7 @@ fn extract_into<R: Read>(
     let mut first = first;
     first
         .read_to_string(&mut manifest)
-        .map_err(|e| FileError::read(Path::new(archive), e))?;
+        .map_err(|e| Error::archive_read(archive, Some(MANIFEST_NAME), e))?;
     let (relpaths, lines) =
         manifest_relpaths_in(&manifest).map_err(|reason| ex.refuse(MANIFEST_NAME, reason))?;
     ex.relpaths = relpaths;
@@ -936,7 +936,7 @@ pub fn extract_tree<R: Read>(
     });
     let entries = tar
         .entries()
-        .map_err(|e| FileError::read(Path::new(archive), e))?;
+        .map_err(|e| Error::archive_read(archive, None, e))?;
     let ex = Extractor {
         ended: &ended,
         archive,
@@ -962,19 +962,22 @@ impl Extractor<'_> {
     /// Extracts the remaining members, then gives directories their times.
     fn rest<R: Read>(mut self, entries: tar::Entries<'_, R>) -> Result<Extracted, Error> {
         let archive = self.archive;
+        // The next header comes after the rest of the member before it is skipped.
+        let mut last: Option<String> = None;
         for entry in entries {
-            let entry = entry.map_err(|e| FileError::read(Path::new(archive), e))?;
+            let entry = entry.map_err(|e| Error::archive_read(archive, last.as_deref(), e))?;
+            last = Some(String::from_utf8_lossy(&entry.path_bytes()).into_owned());
             self.entry(entry)?;
         }
         if self.ended.get() {
-            return Err(FileError::read(
-                Path::new(archive),
+            return Err(Error::archive_read(
+                archive,
+                None,
                 std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "the tar stream ends before its end-of-archive blocks: the archive was cut short",
                 ),
-            )
-            .into());
+            ));
         }
         let mut ex = self;
         #[cfg(not(unix))]

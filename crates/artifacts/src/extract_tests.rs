@@ -810,3 +810,35 @@ fn a_member_without_owner_write_is_read_only() {
     file_tree::remove_tree(&dest).unwrap();
     assert!(!dest.exists());
 }
+
+/// An archive cut short names itself and the member it ended in, whether its content was
+/// being read or skipped past to the next header, and is an archive error, not a disk's.
+#[test]
+fn a_cut_archive_names_the_member_it_ends_in() {
+    let content = vec![7u8; 5000];
+    for (kind, name) in [
+        (REG, "p/stage/read.bin"),
+        (tar::EntryType::Directory, "p/stage/skipped"),
+    ] {
+        let data = raw_tar(&[manifest("p/stage\n"), (name, kind, None, &content)]);
+        // Inside the member's data: its header and 2,000 of its 5,000 bytes.
+        let cut = &data[..512 * 3 + 2000];
+        let dir = tempfile::tempdir().unwrap();
+        let err =
+            extract_artifact("c_lib_generic.tar.zst", cut, dir.path(), Layout::Full).unwrap_err();
+        match &err {
+            Error::ArchiveRead {
+                archive, member, ..
+            } => {
+                assert_eq!(archive, "c_lib_generic.tar.zst");
+                assert_eq!(member.as_deref(), Some(name));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            format!("Cannot read archive `c_lib_generic.tar.zst` in member `{name}`")
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

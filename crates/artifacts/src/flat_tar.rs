@@ -143,10 +143,11 @@ impl<W: Write> FlatTarWriter<W> {
         if self.written == 0 {
             self.write_dir("", self.now)?;
         }
-        let read_error = |source| read_error(archive, source);
         let refuse = |member: &str, reason: String| refuse(archive, member, reason);
         let mut tar = tar::Archive::new(tar_stream);
-        let mut entries = tar.entries().map_err(read_error)?;
+        let mut entries = tar
+            .entries()
+            .map_err(|e| Error::archive_read(archive, None, e))?;
         let mut first = entries
             .next()
             .ok_or_else(|| {
@@ -155,7 +156,7 @@ impl<W: Write> FlatTarWriter<W> {
                     format!("empty archive: expected `{MANIFEST_NAME}` first"),
                 )
             })?
-            .map_err(read_error)?;
+            .map_err(|e| Error::archive_read(archive, None, e))?;
         let first_name = String::from_utf8_lossy(&first.path_bytes()).into_owned();
         if first_name != MANIFEST_NAME || first.header().entry_type() != tar::EntryType::Regular {
             return Err(refuse(
@@ -164,13 +165,18 @@ impl<W: Write> FlatTarWriter<W> {
             ));
         }
         let mut manifest = String::new();
-        first.read_to_string(&mut manifest).map_err(read_error)?;
+        first
+            .read_to_string(&mut manifest)
+            .map_err(|e| Error::archive_read(archive, Some(MANIFEST_NAME), e))?;
         let (relpaths, _) =
             manifest_relpaths_in(&manifest).map_err(|r| refuse(MANIFEST_NAME, r))?;
         // Stored path → where this archive wrote it, with its digest (for hard links).
         let mut files: HashMap<Vec<String>, (String, [u8; 32])> = HashMap::new();
+        // The next header comes after the rest of this member is skipped.
+        let mut last = MANIFEST_NAME.to_owned();
         for entry in entries {
-            let entry = entry.map_err(read_error)?;
+            let entry = entry.map_err(|e| Error::archive_read(archive, Some(&last), e))?;
+            last = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
             self.add_member(archive, &relpaths, &mut files, entry)?;
         }
         Ok(())
@@ -184,9 +190,9 @@ impl<W: Write> FlatTarWriter<W> {
         files: &mut HashMap<Vec<String>, (String, [u8; 32])>,
         mut entry: tar::Entry<'_, R>,
     ) -> Result<(), Error> {
-        let read_error = |source| read_error(archive, source);
         let refuse = |member: &str, reason: String| refuse(archive, member, reason);
         let member = member_name(archive, &entry.path_bytes())?;
+        let read_error = |source| Error::archive_read(archive, Some(&member), source);
         let kind = entry.header().entry_type();
         let parts: Vec<String> = safe_components(&member)
             .ok_or_else(|| refuse(&member, "absolute path or `..` component".into()))?
@@ -272,14 +278,6 @@ impl<W: Write> FlatTarWriter<W> {
             }
         }
         Ok(())
-    }
-}
-
-/// Stream `archive` that could not be read.
-fn read_error(archive: &str, source: io::Error) -> Error {
-    Error::ArchiveRead {
-        archive: archive.to_owned(),
-        source,
     }
 }
 
@@ -414,7 +412,7 @@ impl<W: Write> FlatTarWriter<W> {
         mode: u32,
         mtime: u64,
     ) -> Result<[u8; 32], Error> {
-        let read_error = |source| read_error(archive, source);
+        let read_error = |source| Error::archive_read(archive, Some(member), source);
         let earlier = match self.placed.get(mapped) {
             Some(Placed::File { digest, by }) if by != archive => Some(*digest),
             Some(Placed::File { .. }) | None => None,

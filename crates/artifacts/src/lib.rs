@@ -93,11 +93,15 @@ pub enum Error {
     /// An archive member that extraction refused.
     #[error(transparent)]
     UnsafeMember(#[from] UnsafeMember),
-    /// An archive whose stream could not be read (corrupt, or cut short).
-    #[error("Cannot read archive `{archive}`")]
+    /// An archive whose stream could not be read (corrupt, or cut short): not a failure of
+    /// the disk it is read from.
+    #[error("Cannot read archive `{archive}`{}", in_member(.member.as_deref()))]
     ArchiveRead {
         /// The archive.
         archive: String,
+        /// The member being read when it failed (its content, or the skip past it to the
+        /// next header); `None` before the first member.
+        member: Option<String>,
         /// Why.
         #[source]
         source: std::io::Error,
@@ -112,6 +116,22 @@ pub enum Error {
         /// The artifact that conflicts.
         second: String,
     },
+}
+
+impl Error {
+    /// [`Error::ArchiveRead`] of `archive`, in `member` when one was being read.
+    pub fn archive_read(archive: &str, member: Option<&str>, source: std::io::Error) -> Self {
+        Error::ArchiveRead {
+            archive: archive.to_owned(),
+            member: member.map(str::to_owned),
+            source,
+        }
+    }
+}
+
+/// ` in member `{member}`` when there is one.
+fn in_member(member: Option<&str>) -> String {
+    member.map_or_else(String::new, |m| format!(" in member `{m}`"))
 }
 
 #[cfg(test)]
