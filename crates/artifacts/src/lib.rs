@@ -129,7 +129,7 @@ impl Error {
     }
 }
 
-/// ` in member `{member}`` when there is one.
+/// The words naming `member` in an [`Error::ArchiveRead`] message (none without one).
 fn in_member(member: Option<&str>) -> String {
     member.map_or_else(String::new, |m| format!(" in member `{m}`"))
 }
