@@ -309,8 +309,24 @@ fn selects_by_group_and_targets_and_extracts() {
         .unwrap(),
         "blas v2"
     );
-    // A record that cannot be read is not trusted, and not replaced in silence: a warning
-    // names it, the artifact is unpacked again, and the next run finds the new record.
+    // --no-extract reuses an archive that matches its sidecar.
+    let out = f.run(&["blas_test", "--no-extract"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = f.run(&["blas_test", "--no-extract"]);
+    assert!(
+        text(&out.stdout).contains("== Cached blas_test_gfx94X-dcgpu.tar.xz"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A record that cannot be read is not trusted, and not replaced in silence: a warning names
+/// it, the artifact is unpacked again, and the next run finds the new record.
+#[test]
+fn an_unusable_tree_record_is_named_and_replaced() {
+    let f = fixture();
+    let out = f.run(&["blas_lib"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     let record = f
         .work
         .path()
@@ -342,15 +358,6 @@ fn selects_by_group_and_targets_and_extracts() {
         !text(&out.stderr).contains("Cannot use"),
         "{}",
         text(&out.stderr)
-    );
-    // --no-extract reuses an archive that matches its sidecar.
-    let out = f.run(&["blas_test", "--no-extract"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = f.run(&["blas_test", "--no-extract"]);
-    assert!(
-        text(&out.stdout).contains("== Cached blas_test_gfx94X-dcgpu.tar.xz"),
-        "{}",
-        text(&out.stdout)
     );
 }
 
