@@ -147,8 +147,9 @@ fn pytorch_structured_upload_rerun_and_no_outputs_file() {
     let r = run(PYTORCH, &args, Some(&server), false);
     assert_ok(&r.out);
     assert!(
-        r.stderr()
-            .contains("3 of them already published with the same content"),
+        r.stderr().contains(
+            "Uploaded 0 wheel files (structured)\n3 more already published with the same content"
+        ),
         "{}",
         r.stderr()
     );

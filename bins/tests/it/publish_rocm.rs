@@ -158,6 +158,11 @@ fn r1_structured_publication_and_rerun() {
         stderr.contains("10 objects were already published with the same content"),
         "{stderr}"
     );
+    // The phases count what they copied, not what they planned.
+    assert!(
+        stderr.contains("Copied 0 tarballs (2 more already in place with the same content)\n"),
+        "{stderr}"
+    );
     assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
 }
 

@@ -280,7 +280,7 @@ impl LocalPublication {
         let suffix = if self.structured { " (structured)" } else { "" };
         let count = if dry_run {
             self.plan.print_dry_run(out).map_err(Error::Stdout)?;
-            self.plan.files.len()
+            (self.plan.files.len(), 0)
         } else {
             let mut options = TransferOptions::default();
             options.concurrency = concurrency;
@@ -291,17 +291,18 @@ impl LocalPublication {
                 unreachable!("no staging directory was given");
             };
             let report = publish(&backend, &self.plan, concurrency).await?;
-            if report.unchanged > 0 {
-                writeln!(
-                    log,
-                    "{} of them already published with the same content, left as they were",
-                    report.unchanged
-                )
-                .map_err(Error::Output)?;
-            }
-            report.uploaded + report.unchanged
+            (report.uploaded, report.unchanged)
         };
+        // What was uploaded; what was already there is said apart, never counted as uploaded.
+        let (count, unchanged) = count;
         writeln!(log, "Uploaded {count} wheel files{suffix}").map_err(Error::Output)?;
+        if unchanged > 0 {
+            writeln!(
+                log,
+                "{unchanged} more already published with the same content, left as they were"
+            )
+            .map_err(Error::Output)?;
+        }
         let outputs = [("package_index_url", self.index_url.as_str())];
         github_actions::report_outputs(&outputs, lookup, out, Some(warn))?;
         Ok(())

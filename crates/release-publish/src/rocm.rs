@@ -254,16 +254,27 @@ impl Phase {
         }
     }
 
-    fn write_done(&self, n: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    /// The phase's closing line: `n` objects copied, and `unchanged` more found in place with
+    /// the same content (said only when there are any).
+    fn write_done(
+        &self,
+        (n, unchanged): (usize, usize),
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let also = if unchanged == 0 {
+            String::new()
+        } else {
+            format!(" ({unchanged} more already in place with the same content)")
+        };
         match &self.kind {
-            PhaseKind::Tarballs => writeln!(out, "Copied {n} tarballs"),
+            PhaseKind::Tarballs => writeln!(out, "Copied {n} tarballs{also}"),
             PhaseKind::PythonStructured => {
-                writeln!(out, "Copied {n} python package files (structured)")
+                writeln!(out, "Copied {n} python package files (structured){also}")
             }
             PhaseKind::PythonLegacy(subdir) => {
-                writeln!(out, "Copied {n} python package files to {subdir}")
+                writeln!(out, "Copied {n} python package files to {subdir}{also}")
             }
-            PhaseKind::Native(ty) => writeln!(out, "Copied {n} files for {ty} packages"),
+            PhaseKind::Native(ty) => writeln!(out, "Copied {n} files for {ty} packages{also}"),
         }
     }
 }
@@ -512,7 +523,7 @@ pub async fn copy(
                     .map_err(Error::Output)?;
             }
             phase
-                .write_done(phase.copies.len(), log)
+                .write_done((phase.copies.len(), 0), log)
                 .map_err(Error::Output)?;
             report.copied += phase.copies.len();
         }
@@ -524,7 +535,8 @@ pub async fn copy(
         .enumerate()
         .flat_map(|(n, phase)| phase.copies.iter().map(move |copy| (n, phase, copy)))
         .partition(|(_, phase, (_, to))| !phase.is_index(to));
-    let mut done = vec![0; plan.phases.len()];
+    // Per phase: (copied, found in place unchanged).
+    let mut done = vec![(0, 0); plan.phases.len()];
     let mut failures = Vec::new();
     for wave in [objects, indexes] {
         let total = wave.len();
@@ -538,24 +550,22 @@ pub async fn copy(
             .await;
         for (n, destination, result) in results {
             match result {
-                Ok(copied) => {
-                    done[n] += 1;
-                    if copied {
-                        report.copied += 1;
-                    } else {
-                        report.unchanged += 1;
-                    }
+                Ok(true) => {
+                    done[n].0 += 1;
+                    report.copied += 1;
+                }
+                Ok(false) => {
+                    done[n].1 += 1;
+                    report.unchanged += 1;
                 }
                 Err(e) => failures.push((n, destination, e)),
             }
         }
         if !failures.is_empty() {
             let first = failures.iter().map(|f| f.0).min().unwrap_or_default();
-            for phase in &plan.phases[..first] {
+            for (phase, n) in plan.phases[..first].iter().zip(&done) {
                 phase.write_start(log).map_err(Error::Output)?;
-                phase
-                    .write_done(phase.copies.len(), log)
-                    .map_err(Error::Output)?;
+                phase.write_done(*n, log).map_err(Error::Output)?;
                 plan.after_phase(phase, log)?;
             }
             plan.phases[first].write_start(log).map_err(Error::Output)?;

@@ -287,10 +287,14 @@ fn absolute(path: &Path) -> Result<PathBuf, Error> {
     if let Ok(real) = file_tree::resolved(path) {
         return Ok(real);
     }
-    std::path::absolute(path).map_err(|source| Error::Absolute {
-        path: path.to_path_buf(),
-        source,
-    })
+    // Without a trailing separator, which `std::path::absolute` keeps (`out/`, `C:\rocm\`):
+    // the path as Python's `resolve()` shows it.
+    std::path::absolute(path)
+        .map(|p| p.components().collect())
+        .map_err(|source| Error::Absolute {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Runs the install. Progress goes to `out` (stdout in the tool); run mode fetches through

@@ -78,3 +78,22 @@ fn the_family_table_is_loaded_only_when_needed() {
     r.load_family_table(Some(dir));
     assert!(matches!(r.family_table, Some(FamilyTable::Unavailable(_))));
 }
+
+#[test]
+fn an_absolute_output_has_no_trailing_separator() {
+    let here = std::env::current_dir().unwrap();
+    let sep = std::path::MAIN_SEPARATOR;
+    for given in [
+        format!("not-yet-made{sep}"),
+        format!("not-yet-made{sep}{sep}"),
+        "not-yet-made".to_owned(),
+    ] {
+        let shown = super::absolute(std::path::Path::new(&given)).unwrap();
+        assert_eq!(shown, here.join("not-yet-made"), "{given}");
+        assert!(
+            !shown.to_string_lossy().ends_with(sep),
+            "{given}: {}",
+            shown.display()
+        );
+    }
+}

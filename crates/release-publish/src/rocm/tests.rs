@@ -37,10 +37,11 @@ fn phase_lines() {
     };
     let mut out = Vec::new();
     phase.write_start(&mut out).unwrap();
-    phase.write_done(2, &mut out).unwrap();
+    phase.write_done((2, 0), &mut out).unwrap();
+    phase.write_done((1, 3), &mut out).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        "Native deb packages: s3://src/1-linux/packages/deb -> s3://dst/v5/rocm/core/packages/deb/20260822-1\nCopied 2 files for deb packages\n"
+        "Native deb packages: s3://src/1-linux/packages/deb -> s3://dst/v5/rocm/core/packages/deb/20260822-1\nCopied 2 files for deb packages\nCopied 1 files for deb packages (3 more already in place with the same content)\n"
     );
     assert!(phase.replaces_different());
 }
