@@ -230,9 +230,17 @@ pub fn file_soname(path: &Path) -> std::io::Result<Option<String>> {
 
 /// Classifies the file at `path` (spec §10.1, a non-Windows host): the link or directory
 /// itself first, then the name, then the first bytes, the program headers and the dynamic
-/// section. Unreadable files are errors.
-pub fn file_type(path: &Path) -> std::io::Result<FileType> {
-    let meta = fs_err::symlink_metadata(path)?;
+/// section. An unreadable file is an [`Error::Io`](crate::Error::Io) naming it.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "std's errors: the path goes into `Error::Io` once, fs_err would name it again in the cause"
+)]
+pub fn file_type(path: &Path) -> Result<FileType, crate::Error> {
+    let io = |source| crate::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(io)?;
     if meta.file_type().is_symlink() {
         return Ok(FileType::Symlink);
     }
@@ -246,7 +254,7 @@ pub fn file_type(path: &Path) -> std::io::Result<FileType> {
     if let Some(t) = by_name(&name) {
         return Ok(t);
     }
-    let mut file = fs_err::File::open(path)?;
+    let mut file = fs_err::File::from_parts(std::fs::File::open(path).map_err(io)?, path);
     Ok(by_content(&mut file))
 }
 

@@ -59,17 +59,22 @@ pub(crate) fn refuse_irregular(path: &Path, meta: &Metadata) -> Result<(), Error
 
 /// The contents and metadata of the regular file at `path` (a symlink is followed). Anything
 /// else (a FIFO, a device, a directory) is refused before it is opened.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "std's errors: the path goes into `Error::Io` once, fs_err would name it again in the cause"
+)]
 pub(crate) fn read_regular(path: &Path) -> Result<(Vec<u8>, Metadata), Error> {
     let io = |e| Error::io(path, e);
-    refuse_irregular(path, &fs_err::metadata(path).map_err(io)?)?;
-    let file = fs_err::File::open(path).map_err(io)?;
+    // std's own calls: the error names the path once, and std's file reads the size it knows
+    // in one call (fs-err's wrapper grows its reads from 8 KiB, four calls for a 121 KB
+    // library).
+    refuse_irregular(path, &std::fs::metadata(path).map_err(io)?)?;
+    let mut file = std::fs::File::open(path).map_err(io)?;
     // The path may have been replaced between the two looks: check what was opened.
     let meta = file.metadata().map_err(io)?;
     refuse_irregular(path, &meta)?;
     let mut data = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // std's own file reads the size it knows in one call (fs-err's wrapper grows its reads from
-    // 8 KiB, four calls for a 121 KB library).
-    file.file().read_to_end(&mut data).map_err(io)?;
+    file.read_to_end(&mut data).map_err(io)?;
     Ok((data, meta))
 }
 
@@ -80,9 +85,9 @@ pub(crate) fn write_target(path: &Path) -> Result<PathBuf, Error> {
     const MAX_LINKS: usize = 40;
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
-        match fs_err::symlink_metadata(&current) {
+        match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                let text = fs_err::read_link(&current).map_err(|e| Error::io(path, e))?;
+                let text = std::fs::read_link(&current).map_err(|e| Error::io(path, e))?;
                 // Relative link text is taken from the link's own directory.
                 current = match current.parent() {
                     Some(dir) => dir.join(text),

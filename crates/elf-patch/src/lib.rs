@@ -79,21 +79,24 @@ pub enum ElfError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Reading or writing failed.
-    #[error("{}: {reason}", path.display())]
+    /// Reading or writing failed. The message is the path; the cause is the source.
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: std::io::Error,
+        #[source]
+        source: std::io::Error,
     },
-    /// The file's contents are not what the operation needs.
-    #[error("{}: {reason}", path.display())]
+    /// The file's contents are not what the operation needs. The message is the path; the
+    /// cause is the source.
+    #[error("{}", path.display())]
     Elf {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: ElfError,
+        #[source]
+        source: ElfError,
     },
     /// The path is a FIFO, a device, a directory or a socket: refused before it is opened.
     #[error("{}: not a regular file ({kind})", path.display())]
@@ -110,9 +113,9 @@ pub enum Error {
         path: PathBuf,
     },
     /// A printed value could not be written.
-    #[error("{0}")]
-    Output(std::io::Error),
-    /// Several files of a [`run_files`] failed; each error in order.
+    #[error("cannot write the printed value")]
+    Output(#[source] std::io::Error),
+    /// Several files of a [`run_files`] failed; each error in order, with its causes.
     #[error("{} files failed:\n  {}", .0.len(), Failures(.0))]
     Failed(Vec<Error>),
 }
@@ -126,24 +129,36 @@ impl std::fmt::Display for Failures<'_> {
             if i > 0 {
                 f.write_str("\n  ")?;
             }
-            write!(f, "{e}")?;
+            write!(f, "{}", chained(e))?;
         }
         Ok(())
     }
 }
 
+/// `e` and its causes, joined with `: `.
+fn chained(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 impl Error {
-    fn io(path: &Path, reason: std::io::Error) -> Self {
+    fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),
-            reason,
+            source,
         }
     }
 
     /// The ELF problem, if this is one.
     pub fn elf(&self) -> Option<&ElfError> {
         match self {
-            Error::Elf { reason, .. } => Some(reason),
+            Error::Elf { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -175,9 +190,9 @@ impl DynamicInfo {
 /// but a regular file (or a symlink to one) is refused before it is opened.
 pub fn read_file(path: &Path) -> Result<DynamicInfo, Error> {
     let (data, _) = file::read_regular(path)?;
-    read_bytes(&data).map_err(|reason| Error::Elf {
+    read_bytes(&data).map_err(|source| Error::Elf {
         path: path.to_path_buf(),
-        reason,
+        source,
     })
 }
 
@@ -215,18 +230,22 @@ pub fn patch_file(path: &Path, edit: &Edit) -> Result<bool, Error> {
 /// mode, owner, group and extended attributes (a new `output` gets `input`'s mode). Where the
 /// directory does not allow that (read-only, or an owner this user cannot give), the file is
 /// rewritten in place. Returns whether the image changed.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "std's errors: the path goes into `Error::Io` once, fs_err would name it again in the cause"
+)]
 pub fn patch_file_to(input: &Path, output: Option<&Path>, edit: &Edit) -> Result<bool, Error> {
     let (data, meta) = file::read_regular(input)?;
-    let patched = patch(&data, edit).map_err(|reason| Error::Elf {
+    let patched = patch(&data, edit).map_err(|source| Error::Elf {
         path: input.to_path_buf(),
-        reason,
+        source,
     })?;
     let changed = patched.is_some();
     // The file the named path reaches: through symlinks, dangling ones included (their target
     // is created), so that the result is always read back under the name given.
     let named = output.unwrap_or(input);
     let target = file::write_target(named)?;
-    let dest_meta = match fs_err::metadata(&target) {
+    let dest_meta = match std::fs::metadata(&target) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(named, e)),

@@ -20,10 +20,14 @@ impl MappedFile {
     /// Maps the regular file at `path` (anything else is refused before it is opened). Nothing
     /// may write the file while it is mapped: a file shortened meanwhile makes reading its lost
     /// pages fault. For files no other program changes, such as a build's staged artifacts.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "std's errors: the path goes into `Error::Io` once, fs_err would name it again in the cause"
+    )]
     pub fn open(path: &Path) -> Result<Self, Error> {
         let io = |e| Error::io(path, e);
-        crate::file::refuse_irregular(path, &fs_err::metadata(path).map_err(io)?)?;
-        let file = fs_err::File::open(path).map_err(io)?.into_parts().0;
+        crate::file::refuse_irregular(path, &std::fs::metadata(path).map_err(io)?)?;
+        let file = std::fs::File::open(path).map_err(io)?;
         // The path may have been replaced between the two looks: check what was opened.
         crate::file::refuse_irregular(path, &file.metadata().map_err(io)?)?;
         #[expect(
@@ -50,9 +54,9 @@ impl MappedFile {
     /// The image is a copy read from the file; the file is not written.
     pub fn patch(&self, edit: &Edit) -> Result<Option<Vec<u8>>, Error> {
         let failed = |f| match f {
-            Failure::Elf(reason) => Error::Elf {
+            Failure::Elf(source) => Error::Elf {
                 path: self.path.clone(),
-                reason,
+                source,
             },
             Failure::Io(e) => Error::io(&self.path, e),
         };

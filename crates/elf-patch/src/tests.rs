@@ -346,7 +346,12 @@ fn bad_input_is_an_error_and_the_file_is_unchanged() {
     ] {
         let before = fs_err::read(file).unwrap();
         let err = patch_file(file, &set_rpath("$ORIGIN", true)).unwrap_err();
-        let msg = err.to_string();
+        let msg = format!(
+            "{err}: {}",
+            std::error::Error::source(&err)
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
         assert!(
             msg.contains(want) && msg.contains(&*file.to_string_lossy()),
             "{msg}"
@@ -447,6 +452,55 @@ fn classification_follows_the_reference_rules() {
     assert_eq!(classify_bytes("x", b"\x7fEL"), FileType::Other);
     assert_eq!(classify_bytes("x", b"!<arch>\n"), FileType::Ar);
     assert!(file_type(&f.path("missing")).is_err());
+}
+
+/// Each error keeps its cause as its source: the path is said once, by the error, and the
+/// cause once, by the source, through a chain as through `Failed`'s lines.
+#[test]
+fn errors_keep_their_causes_and_say_each_once() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.so");
+    let not_elf = dir.path().join("text.so");
+    fs_err::write(&not_elf, "not an ELF file").unwrap();
+    let chain = |e: &dyn std::error::Error| {
+        let mut parts = vec![e.to_string()];
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            parts.push(c.to_string());
+            cause = c.source();
+        }
+        parts.join(": ")
+    };
+    for err in [
+        file_type(&missing).unwrap_err(),
+        read_file(&missing).unwrap_err(),
+        read_file(&not_elf).unwrap_err(),
+    ] {
+        assert!(err.source().is_some(), "{err:?}");
+        let text = chain(&err);
+        let path = if text.contains("missing") {
+            &missing
+        } else {
+            &not_elf
+        };
+        assert_eq!(
+            text.matches(&*path.display().to_string()).count(),
+            1,
+            "{text}"
+        );
+        assert!(text.starts_with(&format!("{}: ", path.display())), "{text}");
+    }
+    assert!(matches!(read_file(&not_elf), Err(crate::Error::Elf { .. })));
+    // `Failed` lists each error with its cause.
+    let inner = read_file(&missing).unwrap_err();
+    let line = chain(&inner);
+    let failed = crate::Error::Failed(vec![inner]);
+    assert_eq!(failed.to_string(), format!("1 files failed:\n  {line}"));
+    assert!(
+        line.len() > missing.display().to_string().len() + 2,
+        "{line}"
+    );
 }
 
 /// A 32-bit shared library (linked without libc, so any multilib-less `cc -m32` can make it).

@@ -134,14 +134,14 @@ pub(crate) fn copy_with_edit(source: &Path, dest: &Path, edit: Option<&Edit>) ->
     write_edited(dest, &data, mode, &meta)
 }
 
-/// The error of editing the large file `source`.
+/// The error of classifying, reading or editing the ELF file `source`.
 fn large_error(source: &Path, e: elf_patch::Error) -> Error {
     match e {
-        elf_patch::Error::Elf { reason, .. } => Error::Rpath {
+        elf_patch::Error::Elf { source: reason, .. } => Error::Rpath {
             file: source.to_path_buf(),
             source: reason,
         },
-        elf_patch::Error::Io { reason, .. } => FileError::read(source, reason).into(),
+        elf_patch::Error::Io { source: reason, .. } => FileError::read(source, reason).into(),
         // Not a regular file (the path was replaced since it was looked at), and so on.
         other => FileError::read(source, std::io::Error::other(other.to_string())).into(),
     }
@@ -289,8 +289,8 @@ impl Package {
                         );
                         continue;
                     }
-                    let kind = elf_patch::file_type(&resolved)
-                        .map_err(|e| FileError::read(&resolved, e))?;
+                    let kind =
+                        elf_patch::file_type(&resolved).map_err(|e| large_error(&resolved, e))?;
                     if kind == FileType::So
                         && let Some(soname) = soname_of(&resolved)?
                         && soname != basename
@@ -314,7 +314,7 @@ impl Package {
                 }
                 EntryKind::File => {
                     let kind = elf_patch::file_type(&entry.path)
-                        .map_err(|e| FileError::read(&entry.path, e))?;
+                        .map_err(|e| large_error(&entry.path, e))?;
                     if kind == FileType::So
                         && let Some(soname) = soname_of(&entry.path)?
                         && soname != basename

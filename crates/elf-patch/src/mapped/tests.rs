@@ -34,7 +34,7 @@ fn a_mapped_file_is_edited_as_its_bytes_in_memory_are() {
                     assert_eq!(a, b, "{} {edit:?}", lib.display());
                     changed += usize::from(a.is_some());
                 }
-                (Err(a), Err(Error::Elf { reason, .. })) => assert_eq!(a, reason),
+                (Err(a), Err(Error::Elf { source, .. })) => assert_eq!(a, source),
                 _ => panic!("{}: {in_memory:?} but {from_file:?}", lib.display()),
             }
         }
@@ -83,7 +83,7 @@ fn only_regular_files_are_mapped() {
             ..Edit::default()
         }),
         Err(Error::Elf {
-            reason: ElfError::NotElf,
+            source: ElfError::NotElf,
             ..
         })
     ));
