@@ -62,6 +62,10 @@ pub enum Error {
     /// The source file of an upload does not exist.
     #[error("Source artifact `{}` not found", .0.display())]
     MissingSource(PathBuf),
+    /// The local staging directory a listing reads does not exist (a run with no artifacts
+    /// there is an empty listing; a staging directory that is not there is this).
+    #[error("The local staging directory `{}` does not exist", .0.display())]
+    MissingStagingDir(PathBuf),
     /// The downloaded or uploaded bytes do not have the SHA-256 recorded for them.
     #[error(
         "Checksum mismatch for `{location}`: {recorded_in} says {expected}, the content is {actual}"
@@ -242,6 +246,8 @@ impl S3Artifacts {
 #[derive(Clone)]
 pub struct LocalArtifacts {
     base_path: PathBuf,
+    /// The staging directory `base_path` is below (`None`: a directory of archives itself).
+    staging_dir: Option<PathBuf>,
     root: WorkflowOutputRoot,
     reporter: Arc<dyn Reporter>,
     allow_unverified: bool,
@@ -313,6 +319,7 @@ impl ArtifactBackend {
             .map_err(storage_backend::Error::from)?;
         Ok(ArtifactBackend::Local(LocalArtifacts {
             base_path,
+            staging_dir: Some(staging_dir.to_path_buf()),
             root,
             reporter: Arc::new(NoReporter),
             allow_unverified: false,
@@ -325,6 +332,7 @@ impl ArtifactBackend {
     pub fn local_dir(dir: &Path, root: WorkflowOutputRoot) -> Self {
         ArtifactBackend::Local(LocalArtifacts {
             base_path: dir.to_path_buf(),
+            staging_dir: None,
             root,
             reporter: Arc::new(NoReporter),
             allow_unverified: false,
@@ -433,6 +441,9 @@ impl ArtifactBackend {
     /// An S3 listing in which a sidecar has no archive is asked for once more (a key damaged
     /// on the way would otherwise drop an artifact silently); what remains unpaired is
     /// reported as a warning naming the files.
+    ///
+    /// In a local staging directory, a run with nothing staged lists as empty, and a staging
+    /// directory that does not exist is [`Error::MissingStagingDir`].
     pub async fn list_artifacts(
         &self,
         name_filter: Option<&str>,
@@ -490,8 +501,17 @@ impl ArtifactBackend {
                 }
             }
             ArtifactBackend::Local(b) => {
-                let base = b.base_path.clone();
-                let files = storage_backend::blocking(move || local_files(&base)).await?;
+                let (base, staging) = (b.base_path.clone(), b.staging_dir.clone());
+                let files = storage_backend::blocking(move || {
+                    match staging {
+                        Some(dir) if !base.is_dir() && !dir.is_dir() => {
+                            return Err(Error::MissingStagingDir(dir));
+                        }
+                        _ => {}
+                    }
+                    Ok(local_files(&base)?)
+                })
+                .await?;
                 for (name, size) in files {
                     push(&name, size);
                 }

@@ -6,6 +6,33 @@ use workflow_outputs::{Platform, WorkflowOutputRoot};
 
 use crate::{local, names, write};
 
+/// A run with nothing staged lists as empty; a staging directory that is not there is an
+/// error naming it, not "no artifacts".
+#[tokio::test]
+async fn a_missing_staging_directory_is_an_error_naming_it() {
+    let t = tempfile::tempdir().unwrap();
+    assert!(
+        local(t.path(), "1")
+            .list_artifacts(None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let missing = t.path().join("not-made");
+    let err = local(&missing, "1").list_artifacts(None).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingStagingDir(p) if *p == missing),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "The local staging directory `{}` does not exist",
+            missing.display()
+        )
+    );
+}
+
 #[tokio::test]
 async fn local_backend_vectors() {
     let t = tempfile::tempdir().unwrap();
@@ -183,7 +210,10 @@ async fn reading_creates_nothing() {
     let t = tempfile::tempdir().unwrap();
     let staging = t.path().join("staging");
     let b = local(&staging, "42");
-    assert!(b.list_artifacts(None).await.unwrap().is_empty());
+    assert!(matches!(
+        b.list_artifacts(None).await,
+        Err(Error::MissingStagingDir(_))
+    ));
     assert!(!b.artifact_exists("core_lib_generic.tar.zst").await.unwrap());
     let err = b
         .download_artifact("core_lib_generic.tar.zst", &t.path().join("out/a.tar.zst"))
