@@ -156,7 +156,7 @@ impl ArtifactBackend {
         if let Some(sha256) = self.sidecar_sha256(key).await? {
             return Ok(Some(Recorded {
                 sha256,
-                source: format!("the sidecar `{}`", self.location(&sidecar_key(key))),
+                source: format!("the sidecar `{}`", self.shown_location(&sidecar_key(key))),
             }));
         }
         match self {
@@ -234,7 +234,7 @@ impl ArtifactBackend {
             None => Ok(None),
             Some(text) => storage_backend::parse_sha256sum(&text)
                 .map(Some)
-                .ok_or_else(|| Error::InvalidSidecar(self.location(&sidecar_key(key)).to_string())),
+                .ok_or_else(|| Error::InvalidSidecar(self.shown_location(&sidecar_key(key)))),
         }
     }
 

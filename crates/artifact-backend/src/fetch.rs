@@ -821,6 +821,28 @@ fn record_verified(records: Option<&Path>, key: &str, tree: &Path, sha256: &str)
     }
 }
 
+/// How many archives may be unpacked at once, shared by the fetches given it
+/// ([`ArtifactBackend::fetch_extracted_limited`]).
+#[derive(Debug)]
+pub struct UnpackSlots(tokio::sync::Semaphore);
+
+impl UnpackSlots {
+    /// `n` archives unpacked at once (at least 1).
+    pub fn new(n: usize) -> Self {
+        UnpackSlots(tokio::sync::Semaphore::new(n.max(1)))
+    }
+
+    /// A slot if one is free now.
+    pub(crate) fn try_acquire(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.0.try_acquire().ok()
+    }
+
+    /// A slot, once one is free.
+    pub(crate) async fn acquire(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.0.acquire().await.expect("the slots are never closed")
+    }
+}
+
 /// Removes the temporary `.{name}.*.partial` directories that interrupted fetches left in
 /// `output_dir` (a missing directory has none), and the verification records that earlier
 /// versions kept inside it (`{output}/.rock-ci-fetch`; they are now kept beside it).
@@ -904,7 +926,7 @@ impl ArtifactBackend {
         .await
     }
 
-    /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack` permits but the
+    /// [`ArtifactBackend::fetch_extracted`] with unpacking limited by `unpack`'s slots but the
     /// transfer not: with a permit free, the archive streams straight into place. Without one,
     /// an S3 archive is downloaded (verified, not synced) into `spool` meanwhile and unpacked
     /// from there once a permit frees, then deleted: a link that is slow per connection keeps
@@ -918,11 +940,11 @@ impl ArtifactBackend {
         output_dir: &Path,
         unpacking: impl Into<Unpacking>,
         index: Arc<FlattenIndex>,
-        unpack: &tokio::sync::Semaphore,
+        unpack: &UnpackSlots,
         spool: &Path,
     ) -> Result<Fetched, Error> {
         let unpacking: Unpacking = unpacking.into();
-        if let Ok(_permit) = unpack.try_acquire() {
+        if let Some(_permit) = unpack.try_acquire() {
             return self
                 .fetch_extracted(key, output_dir, unpacking, index)
                 .await;
@@ -930,19 +952,14 @@ impl ArtifactBackend {
         // A local archive is read where it lies once a permit frees: a copy would only add
         // the writing and reading of every byte.
         if let ArtifactBackend::Local(_) = self {
-            let _permit = unpack.acquire().await.map_err(|e| {
-                Error::File(FileError::read(Path::new(key), std::io::Error::other(e)))
-            })?;
+            let _permit = unpack.acquire().await;
             return self
                 .fetch_extracted(key, output_dir, unpacking, index)
                 .await;
         }
         let spooled = spool.join(key);
         let downloaded = self.download_artifact(key, &spooled).await?;
-        let _permit = unpack
-            .acquire()
-            .await
-            .map_err(|e| Error::File(FileError::read(&spooled, std::io::Error::other(e))))?;
+        let _permit = unpack.acquire().await;
         // Verified as it was downloaded: unpacked from the spool without hashing it again.
         let local = ArtifactBackend::local_dir(spool, self.root().clone())
             .record_verified_in(self.records_dir(output_dir));
@@ -1007,7 +1024,7 @@ impl ArtifactBackend {
             };
             match &expected {
                 Some(expected) if expected.sha256 != sha256 => Err(Error::ChecksumMismatch {
-                    location: self.location(key).to_string(),
+                    location: self.shown_location(key),
                     recorded_in: expected.source.clone(),
                     expected: expected.sha256.clone(),
                     actual: sha256,

@@ -30,14 +30,11 @@
 // Every public item is documented: the crate is published for other tools.
 #![deny(missing_docs)]
 
-use file_tree::FileError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use artifacts::{ArchiveFormat, ArtifactName};
-use storage_backend::{NoReporter, Reporter, S3Client};
-use storage_location::StorageLocation;
-use workflow_outputs::WorkflowOutputRoot;
+use artifacts::ArchiveFormat;
+use storage_backend::NoReporter;
 
 mod download;
 mod env;
@@ -46,9 +43,19 @@ pub mod pipeline;
 pub mod stages;
 mod tree_record;
 
+// The crates whose types this crate's signatures take and return, so that a consumer needs
+// this crate (and an async executor) only; the types met most often also at the root.
+pub use artifacts::{self, ArtifactName, Layout};
+pub use build_topology;
+pub use file_tree::{self, FileError};
+pub use github_actions;
+pub use storage_backend::{self, Reporter, S3Client};
+pub use storage_location::{self, StorageLocation};
+pub use workflow_outputs::{self, Platform, WorkflowOutputRoot};
+
 pub use env::{EnvVars, backend_from_env};
 pub use fetch::{
-    Fetched, FlattenIndex, PREBUILT_SUFFIX, Unpacking, VERIFIED_DIR, extract_dir_name,
+    Fetched, FlattenIndex, PREBUILT_SUFFIX, UnpackSlots, Unpacking, VERIFIED_DIR, extract_dir_name,
     remove_stale_partials, verified_dir,
 };
 
@@ -212,6 +219,34 @@ pub enum ArtifactBackend {
     S3(S3Artifacts),
     /// In a local staging directory, below `{staging}/{prefix}`.
     Local(LocalArtifacts),
+}
+
+impl std::fmt::Debug for ArtifactBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArtifactBackend::S3(b) => b.fmt(f),
+            ArtifactBackend::Local(b) => b.fmt(f),
+        }
+    }
+}
+
+impl std::fmt::Debug for S3Artifacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Artifacts")
+            .field("root", &self.root.root().s3_uri())
+            .field("endpoint", &self.client.endpoint())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for LocalArtifacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalArtifacts")
+            .field("base_path", &self.base_path)
+            .field("allow_unverified", &self.allow_unverified)
+            .field("records", &self.records)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The S3 side of [`ArtifactBackend`].
@@ -416,6 +451,15 @@ impl ArtifactBackend {
         match self {
             ArtifactBackend::S3(b) => &b.root,
             ArtifactBackend::Local(b) => &b.root,
+        }
+    }
+
+    /// Where `key` is, as a user would look for it: its `s3://` URI, or its path in a local
+    /// staging directory (what errors and lines about an artifact name).
+    pub fn shown_location(&self, key: &str) -> String {
+        match self {
+            ArtifactBackend::S3(b) => b.root.artifact(key).s3_uri(),
+            ArtifactBackend::Local(b) => b.base_path.join(key).display().to_string(),
         }
     }
 

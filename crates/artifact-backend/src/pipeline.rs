@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use artifacts::{Layout, TargetSelection};
-use file_tree::FileError;
 use futures::StreamExt as _;
 use regex::Regex;
 use storage_backend::{Reporter, S3Client};
@@ -565,7 +564,7 @@ pub(crate) struct Outcome {
 /// How archives share the unpacking threads.
 struct Slots<'s> {
     /// One permit per archive unpacked at once.
-    unpack: &'s tokio::sync::Semaphore,
+    unpack: &'s crate::UnpackSlots,
     /// Where archives wait for a permit.
     spool: &'s Path,
     /// Decompress on a thread of its own.
@@ -601,7 +600,7 @@ pub(crate) async fn transfer(
         let dest = dest.clone();
         storage_backend::blocking(move || crate::remove_stale_partials(&dest)).await?;
     }
-    let unpack = tokio::sync::Semaphore::new(plan.extract_concurrency.max(1));
+    let unpack = crate::UnpackSlots::new(plan.extract_concurrency);
     // Archives waiting for an unpacking slot wait here, downloaded (removed when done).
     let spool = {
         let dir = dest.clone();
@@ -787,11 +786,7 @@ async fn fetch_one(
     // With a shared download cache, the archive goes through it (kept for the next fetch).
     let (got, cached_line) = if let Some((cache, cached)) = &plan.download_cache {
         let downloaded = download_cached(backend, key, cache).await?;
-        let _permit = slots
-            .unpack
-            .acquire()
-            .await
-            .map_err(|e| Error::File(FileError::read(cache.join(key), io::Error::other(e))))?;
+        let _permit = slots.unpack.acquire().await;
         let got = cached.fetch_extracted(key, dest, unpacking, index).await?;
         (got, Some(downloaded.line))
     } else {

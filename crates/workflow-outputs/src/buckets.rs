@@ -277,6 +277,19 @@ pub enum ForkEvidence<'a> {
     },
 }
 
+impl ForkEvidence<'_> {
+    /// Not a pull request from a fork: a push, a schedule, a dispatch, or a pull request
+    /// from a branch of the repository itself.
+    pub const NOT_A_FORK: ForkEvidence<'static> = ForkEvidence::Event {
+        is_pr_from_fork: false,
+    };
+
+    /// A pull request from a fork, as an event payload says (`pull_request.head.repo.fork`).
+    pub const FORK: ForkEvidence<'static> = ForkEvidence::Event {
+        is_pr_from_fork: true,
+    };
+}
+
 /// The bucket chosen for a run's outputs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketSelection {

@@ -523,9 +523,13 @@ fn workflow_run_bucket_selection() {
         role: Option<&'a str>,
         external: &'a str,
     }
-    let no_fork = ForkEvidence::Event {
-        is_pr_from_fork: false,
-    };
+    let no_fork = ForkEvidence::NOT_A_FORK;
+    assert_eq!(
+        ForkEvidence::FORK,
+        ForkEvidence::Event {
+            is_pr_from_fork: true
+        }
+    );
     let cases = [
         Case {
             env: &[],

@@ -22,9 +22,7 @@ use workflow_outputs::{ForkEvidence, Platform, RunContext, WorkflowOutputRoot};
 /// The layout of `run_id` on `platform`: its bucket and the keys a tool reads and writes.
 fn layout(run_id: &str, platform: Platform) -> Result<WorkflowOutputRoot, workflow_outputs::Error> {
     let context = RunContext::from_env()?;
-    let selection = context.select_bucket(ForkEvidence::Event {
-        is_pr_from_fork: false,
-    });
+    let selection = context.select_bucket(ForkEvidence::NOT_A_FORK);
     let root = WorkflowOutputRoot::for_workflow_run(run_id, platform, &selection)?;
     println!("layout: run {run_id} of {}", context.repository);
     println!("layout: root {}", root.root().s3_uri());

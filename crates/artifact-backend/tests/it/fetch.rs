@@ -408,7 +408,7 @@ async fn transfers_beyond_the_unpacking_slots_wait_in_the_spool() {
     fs_err::create_dir_all(&out).unwrap();
     let spool = t.path().join("spool");
     fs_err::create_dir_all(&spool).unwrap();
-    let unpack = tokio::sync::Semaphore::new(1);
+    let unpack = artifact_backend::UnpackSlots::new(1);
     let index = Arc::new(FlattenIndex::default());
     let fetches = keys.iter().map(|key| {
         b.fetch_extracted_limited(key, &out, Layout::Bootstrap, index.clone(), &unpack, &spool)
@@ -492,7 +492,7 @@ async fn local_archives_wait_for_a_permit_instead_of_the_spool() {
     let spool = blocker.join("spool");
     let out = t.path().join("out");
     fs_err::create_dir_all(&out).unwrap();
-    let unpack = tokio::sync::Semaphore::new(1);
+    let unpack = artifact_backend::UnpackSlots::new(1);
     let fetches = keys.iter().map(|key| {
         backend.fetch_extracted_limited(key, &out, Layout::Full, Arc::default(), &unpack, &spool)
     });
@@ -617,6 +617,18 @@ async fn flattened_artifacts_share_the_tree_and_a_bad_one_leaves_nothing_behind(
         .await
         .unwrap_err();
     assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err:?}");
+    // A local staging directory's files are named by their paths, the sidecar too.
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "`{}`",
+            run.join("bad_lib_generic.tar.zst").display()
+        )) && text.contains(&format!(
+            "the sidecar `{}`",
+            run.join("bad_lib_generic.tar.zst.sha256sum").display()
+        )) && !text.contains("s3://"),
+        "{text}"
+    );
     assert_eq!(rock_ci_test_support::tree_snapshot(&out), before);
 
     // A file where another artifact has a directory: refused, naming both; nothing removed,

@@ -19,7 +19,15 @@ async fn a_missing_staging_directory_is_an_error_naming_it() {
             .is_empty()
     );
     let missing = t.path().join("not-made");
-    let err = local(&missing, "1").list_artifacts(None).await.unwrap_err();
+    let backend = local(&missing, "1");
+    // What a consumer logs: the backend shows where it reads.
+    let shown = format!("{backend:?}");
+    assert!(
+        shown.starts_with("LocalArtifacts {")
+            && shown.contains(&format!("{:?}", missing.join("1-linux"))),
+        "{shown}"
+    );
+    let err = backend.list_artifacts(None).await.unwrap_err();
     assert!(
         matches!(&err, Error::MissingStagingDir(p) if *p == missing),
         "{err:?}"
