@@ -330,7 +330,9 @@ fn an_unusable_tree_record_is_named_and_replaced() {
     let record = f
         .work
         .path()
-        .join("build/.artifacts.rock-ci-fetch/blas_lib_gfx94X-dcgpu.tar.zst.tree");
+        .join("build")
+        .join(".artifacts.rock-ci-fetch")
+        .join("blas_lib_gfx94X-dcgpu.tar.zst.tree");
     assert!(record.is_file());
     fs_err::write(&record, "damaged").unwrap();
     let out = f.run(&["blas_lib"]);

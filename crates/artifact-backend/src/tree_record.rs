@@ -137,9 +137,10 @@ pub(crate) fn unchanged_sha256(record: &Path, tree: &Path) -> Option<String> {
 
 /// Warns that `record` cannot be used (`why`) and so `tree` is unpacked again; `None`.
 fn unusable(record: &Path, tree: &Path, why: &str) -> Option<String> {
+    // As the user would type it: without Windows' `\\?\` prefix of a long-path form.
     tracing::warn!(
         "Cannot use the record {} ({why}): unpacking {} again",
-        record.display(),
+        file_tree::without_verbatim_prefix(record.to_path_buf()).display(),
         tree.display()
     );
     None
