@@ -4,6 +4,8 @@
 //! credentials must be allowed to create buckets, and the public bucket must be anonymously
 //! readable. Prints one line per check and exits 1 if any failed.
 
+extern crate rock_ci_artifact_backend as artifact_backend;
+
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;

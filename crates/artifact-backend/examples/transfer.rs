@@ -9,6 +9,8 @@
 //! ```
 //! The endpoint and credentials come from the standard `AWS_*` variables.
 
+extern crate rock_ci_artifact_backend as artifact_backend;
+
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;

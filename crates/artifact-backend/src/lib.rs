@@ -14,7 +14,7 @@
 //! push, copy).
 //!
 //! ```
-//! use artifact_backend::ArtifactBackend;
+//! use rock_ci_artifact_backend::ArtifactBackend;
 //! use workflow_outputs::{Platform, WorkflowOutputRoot};
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {

@@ -60,11 +60,11 @@ impl Placed {
 /// where an archive has one, else the writer's time.
 ///
 /// ```
-/// let mut tarball = artifacts::FlatTarWriter::new(Vec::new(), "out.tar".as_ref());
+/// let mut tarball = rock_ci_artifacts::FlatTarWriter::new(Vec::new(), "out.tar".as_ref());
 /// // tarball.add_archive("core_lib_generic.tar.zst", decoded_tar_stream)?; for each archive
 /// let bytes = tarball.finish()?;
 /// assert_eq!(bytes.len(), 10240); // `./`, the end blocks, padding to a whole record
-/// # Ok::<(), artifacts::Error>(())
+/// # Ok::<(), rock_ci_artifacts::Error>(())
 /// ```
 pub struct FlatTarWriter<W: Write> {
     out: W,

@@ -24,7 +24,7 @@ type Done = (u64, io::Result<Vec<u8>>);
 /// ```
 /// use std::io::{Read, Write};
 ///
-/// let mut gz = artifacts::ParallelGzWriter::new(Vec::new(), 2, 6);
+/// let mut gz = rock_ci_artifacts::ParallelGzWriter::new(Vec::new(), 2, 6);
 /// gz.write_all(b"hello, world\n")?;
 /// let bytes = gz.finish()?;
 /// let mut text = String::new();

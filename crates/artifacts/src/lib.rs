@@ -5,7 +5,7 @@
 //! [`TargetSelection`] decides which artifacts a fetch for some GPU targets needs.
 //!
 //! ```
-//! use artifacts::{ArchiveFormat, ArtifactName, TargetSelection};
+//! use rock_ci_artifacts::{ArchiveFormat, ArtifactName, TargetSelection};
 //!
 //! let (name, format) = ArtifactName::from_filename_with_format("rccl_test_gfx942:xnack+.tar.zst")
 //!     .ok_or("not an artifact")?;

@@ -15,7 +15,7 @@
 //! stage descriptions ([`write_stage_info`], [`write_stage_list`]).
 //!
 //! ```
-//! use build_topology::BuildTopology;
+//! use rock_ci_build_topology::BuildTopology;
 //!
 //! let topology: BuildTopology = r#"
 //!     [build_stages.compiler]

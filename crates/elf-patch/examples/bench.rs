@@ -13,6 +13,8 @@
     reason = "a measurement printed to the terminal; times as floating point"
 )]
 
+extern crate rock_ci_elf_patch as elf_patch;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

@@ -18,6 +18,8 @@
     reason = "a check that reports on the terminal"
 )]
 
+extern crate rock_ci_elf_patch as elf_patch;
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -15,6 +15,8 @@
     reason = "a measurement printed to the terminal; sizes averaged as floating point"
 )]
 
+extern crate rock_ci_elf_patch as elf_patch;
+
 #[expect(
     dead_code,
     reason = "the corpus' loading helpers are not needed to measure growth"

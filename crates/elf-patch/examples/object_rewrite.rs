@@ -14,6 +14,8 @@
     reason = "a measurement printed to the terminal"
 )]
 
+extern crate rock_ci_elf_patch as elf_patch;
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -12,11 +12,11 @@
 //! read, and a replaced file keeps its mode, owner, group and extended attributes.
 //!
 //! ```no_run
-//! let mut edit = elf_patch::Edit::default();
+//! let mut edit = rock_ci_elf_patch::Edit::default();
 //! edit.add_rpath = vec!["$ORIGIN/../../_rocm_sdk_core/lib".into()];
 //! edit.force_rpath = true;
-//! elf_patch::patch_file("lib/librocblas.so.5".as_ref(), &edit)?;
-//! # Ok::<(), elf_patch::Error>(())
+//! rock_ci_elf_patch::patch_file("lib/librocblas.so.5".as_ref(), &edit)?;
+//! # Ok::<(), rock_ci_elf_patch::Error>(())
 //! ```
 
 // Every public item is documented: the crate is published for other tools.

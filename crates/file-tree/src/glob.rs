@@ -129,8 +129,8 @@ fn match_tokens(tokens: &[Token], text: &str) -> bool {
 /// classes (an unclosed `[` is a literal); case-sensitive on every platform.
 ///
 /// ```
-/// assert!(file_tree::fnmatch("*.tar.gz", "sub/a.tar.gz"));
-/// assert!(!file_tree::fnmatch("*.WHL", "a.whl"));
+/// assert!(rock_ci_file_tree::fnmatch("*.tar.gz", "sub/a.tar.gz"));
+/// assert!(!rock_ci_file_tree::fnmatch("*.WHL", "a.whl"));
 /// ```
 pub fn fnmatch(pattern: &str, text: &str) -> bool {
     match_tokens(&compile_fnmatch(pattern), text)
@@ -140,7 +140,7 @@ pub fn fnmatch(pattern: &str, text: &str) -> bool {
 /// more components, every other component of the pattern matches exactly one component.
 ///
 /// ```
-/// use file_tree::PathGlob;
+/// use rock_ci_file_tree::PathGlob;
 ///
 /// let glob = PathGlob::rglob("sub/*.txt");
 /// assert!(glob.matches(&["x", "sub", "a.txt"]));

@@ -25,7 +25,7 @@ pub struct IndexEntry {
 /// The index page titled `title` listing `entries` in the order given.
 ///
 /// ```
-/// use file_tree::{IndexEntry, index_page, is_index_page};
+/// use rock_ci_file_tree::{IndexEntry, index_page, is_index_page};
 ///
 /// let page = index_page(
 ///     "reports",

@@ -24,7 +24,7 @@
 //!   are renamed into place, with the modes a plain create gives.
 //!
 //! ```
-//! use file_tree::FileError;
+//! use rock_ci_file_tree::FileError;
 //!
 //! let err = FileError::read("/no/such/file", std::io::ErrorKind::NotFound.into());
 //! assert_eq!(err.to_string(), "Failed to read `/no/such/file`");

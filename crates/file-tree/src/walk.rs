@@ -52,8 +52,8 @@ impl Entry {
 /// let dir = tempfile::tempdir().unwrap();
 /// fs_err::create_dir_all(dir.path().join("b/c")).unwrap();
 /// fs_err::write(dir.path().join("a.txt"), "").unwrap();
-/// let entries = file_tree::Walk::new(dir.path()).entries().unwrap();
-/// let names: Vec<String> = entries.iter().map(file_tree::Entry::relative).collect();
+/// let entries = rock_ci_file_tree::Walk::new(dir.path()).entries().unwrap();
+/// let names: Vec<String> = entries.iter().map(rock_ci_file_tree::Entry::relative).collect();
 /// assert_eq!(names, ["a.txt", "b", "b/c"]);
 /// ```
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@
 //! Every function that reads the environment has a `_with` twin taking a lookup function.
 //!
 //! ```
-//! use github_actions::{format_outputs, str2bool};
+//! use rock_ci_github_actions::{format_outputs, str2bool};
 //!
 //! assert!(str2bool(" Yes ")?);
 //! assert!(!str2bool("")?);

@@ -7,7 +7,7 @@
 //! is an error naming both, and every written object is checked afterwards.
 //!
 //! ```
-//! use release_publish::{LocalRelease, PackageLayout};
+//! use rock_ci_release_publish::{LocalRelease, PackageLayout};
 //! use workflow_outputs::{PythonIndex, ReleaseProduct, ReleaseType};
 //!
 //! let dir = tempfile::tempdir()?;

@@ -12,7 +12,7 @@
 //!   or the line saying nothing matched: [`Query::not_found`], [`LatestSource::not_found`]).
 //!
 //! ```
-//! use run_finder::select_group;
+//! use rock_ci_run_finder::select_group;
 //!
 //! let files = ["base_lib_generic.tar.zst".to_owned(), "blas_lib_gfx942.tar.zst".to_owned()];
 //! let family = ["gfx942".to_owned()];

@@ -3,6 +3,8 @@
 //! tools run it), another task has to make progress while a look-up waits for a rate limit:
 //! the API answers the retried request only once that task has run.
 
+extern crate rock_ci_run_finder as run_finder;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;

@@ -19,7 +19,7 @@
 //! page) runs on the blocking pool ([`storage_backend::blocking`]).
 //!
 //! ```
-//! use run_uploads::{check_key_component, source_date_epoch};
+//! use rock_ci_run_uploads::{check_key_component, source_date_epoch};
 //!
 //! assert!(check_key_component("math-libs", "--stage").is_ok());
 //! assert!(check_key_component("../x", "--stage").is_err());

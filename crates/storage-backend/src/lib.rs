@@ -13,7 +13,7 @@
 //! a blocking consumer as a [`std::io::Read`].
 //!
 //! ```
-//! use storage_backend::{StorageBackend, TransferOptions};
+//! use rock_ci_storage_backend::{StorageBackend, TransferOptions};
 //! use storage_location::StorageLocation;
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {

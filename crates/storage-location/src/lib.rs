@@ -5,7 +5,7 @@
 //! `https://` URL, or a path under a local staging directory. It performs no I/O.
 //!
 //! ```
-//! use storage_location::StorageLocation;
+//! use rock_ci_storage_location::StorageLocation;
 //!
 //! let loc = StorageLocation::new("my-bucket", "12345-linux/rocm 7.0+abc.tar.xz");
 //! assert_eq!(loc.s3_uri(), "s3://my-bucket/12345-linux/rocm 7.0+abc.tar.xz");
@@ -81,7 +81,7 @@ impl std::error::Error for BucketNameError {}
 /// the server, or worse, as another key.
 ///
 /// ```
-/// use storage_location::check_bucket_name;
+/// use rock_ci_storage_location::check_bucket_name;
 ///
 /// assert!(check_bucket_name("therock-ci-artifacts").is_ok());
 /// let err = check_bucket_name("therock-ci-artifacts/evil").unwrap_err();

@@ -8,7 +8,7 @@
 //! nightly and dev tarball buckets) are named by [`tarball_location`] and [`ReleaseKind`].
 //!
 //! ```
-//! use workflow_outputs::{ForkEvidence, Platform, ReleaseType, RunContext, WorkflowOutputRoot};
+//! use rock_ci_workflow_outputs::{ForkEvidence, Platform, ReleaseType, RunContext, WorkflowOutputRoot};
 //!
 //! let ctx = RunContext { repository: "ROCm/TheRock".parse()?, release_type: ReleaseType::Ci };
 //! let fork = ForkEvidence::WorkflowRun { head_repository: Some("someone/TheRock") };

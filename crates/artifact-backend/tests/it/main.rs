@@ -1,6 +1,8 @@
 //! Integration tests of the artifact backends: a local staging directory and a real
 //! S3-protocol server on 127.0.0.1, with the same expectations for both where they overlap.
 
+extern crate rock_ci_artifact_backend as artifact_backend;
+
 mod cache;
 mod env;
 mod faults;

@@ -1,5 +1,7 @@
 //! Integration tests of the artifacts crate.
 
+extern crate rock_ci_artifacts as artifacts;
+
 // Compared with GNU tar and Python's `tarfile` on Linux, modes and symlinks included.
 #[cfg(unix)]
 mod tar_compat;

@@ -1,6 +1,8 @@
 //! The topology as the artifact manager reads it: the reference stage table from a file, the
 //! artifact manager's test topology, and the errors of loading.
 
+extern crate rock_ci_build_topology as build_topology;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,7 @@
 //! Integration tests of the GitHub Actions edge.
 
+extern crate rock_ci_github_actions as github_actions;
+
 mod api;
 mod event;
 mod outputs;

@@ -1,6 +1,8 @@
 //! Integration tests of the storage backends: local staging directories and a real
 //! S3-protocol server on 127.0.0.1.
 
+extern crate rock_ci_storage_backend as storage_backend;
+
 mod local;
 mod proxy;
 mod ranged;
