@@ -100,5 +100,8 @@ pub(crate) fn main() -> ExitCode {
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();
-    block_on(async { Ok(fetch(&request, &lookup, &progress, &mut stdout).await?) })
+    block_on(async {
+        fetch(&request, &lookup, &progress, &mut stdout).await?;
+        Ok(())
+    })
 }

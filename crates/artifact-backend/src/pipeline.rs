@@ -431,15 +431,26 @@ fn compile(patterns: &[String], what: &'static str) -> Result<Vec<Regex>, Transf
         .collect()
 }
 
+/// One artifact a fetch placed (downloaded, unpacked, or found in place from an earlier fetch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FetchedArtifact {
+    /// The archive's file name (`{name}_{component}_{family}.tar.{zst,xz}`).
+    pub file_name: String,
+    /// Its bytes as the fetch counted them in its totals line (0 for one found in place by
+    /// `artifact_manager fetch`).
+    pub bytes: u64,
+}
+
 /// Runs a `fetch_artifacts` request: lines to `out`, progress to the reporter `progress`
 /// makes. Every selected artifact is attempted; if any could not be fetched or verified, the
-/// error lists them all.
+/// error lists them all. Returns what was fetched, by file name (nothing for a dry run).
 pub async fn fetch(
     request: &FetchRequest,
     lookup: &dyn Fn(&str) -> Option<String>,
     progress: &ReporterFactory,
     out: &mut dyn Write,
-) -> Result<(), TransferError> {
+) -> Result<Vec<FetchedArtifact>, TransferError> {
     let lines = Lines::new(out);
     let w = TransferError::Write;
     staging_to_read(request.local_staging_dir.as_deref())?;
@@ -509,7 +520,7 @@ pub async fn fetch(
         lines
             .try_line("Skipping downloads since --dry-run was set")
             .map_err(w)?;
-        return Ok(());
+        return Ok(Vec::new());
     }
     let bytes = selected.iter().map(|e| e.size).sum();
     let backend = backend.with_reporter(progress(selected.len(), bytes));
@@ -590,7 +601,7 @@ pub(crate) async fn transfer(
     plan: &Plan<'_>,
     mut entries: Vec<ArtifactEntry>,
     lines: &Lines<'_>,
-) -> Result<(), TransferError> {
+) -> Result<Vec<FetchedArtifact>, TransferError> {
     let dest = plan.dest.clone();
     {
         let dest = dest.clone();
@@ -637,7 +648,8 @@ pub(crate) async fn transfer(
         decoder_thread,
         frame_workers,
     };
-    let (done, bytes, mut failures) = run_all(plan, entries, &slots, &index, lines).await;
+    let (fetched, mut failures) = run_all(plan, entries, &slots, &index, lines).await;
+    let (done, bytes) = (fetched.len(), fetched.iter().map(|f| f.bytes).sum::<u64>());
     if plan.mode == FetchMode::Bootstrap && failures.is_empty() {
         let (dest, index) = (dest.clone(), index.clone());
         storage_backend::blocking(move || index.write_prebuilt_markers(&dest)).await?;
@@ -658,7 +670,7 @@ pub(crate) async fn transfer(
             }
             lines
                 .take_error()
-                .map_or(Ok(()), |e| Err(TransferError::Write(e)))
+                .map_or(Ok(fetched), |e| Err(TransferError::Write(e)))
         }
         Style::Stage => {
             let extracted = if plan.mode == FetchMode::Archives {
@@ -671,7 +683,7 @@ pub(crate) async fn transfer(
             ));
             lines.line(totals);
             if failures.is_empty() {
-                return Ok(());
+                return Ok(fetched);
             }
             let message = format!(
                 "Only fetched {done}/{total} artifacts - {} failed: {}",
@@ -685,14 +697,14 @@ pub(crate) async fn transfer(
 }
 
 /// Fetches every entry, `download_concurrency` at once, each line written as it completes;
-/// returns (artifacts done, their bytes, the failures).
+/// returns (the artifacts done, the failures).
 async fn run_all(
     plan: &Plan<'_>,
     entries: Vec<ArtifactEntry>,
     slots: &Slots<'_>,
     index: &Arc<FlattenIndex>,
     lines: &Lines<'_>,
-) -> (usize, u64, Vec<String>) {
+) -> (Vec<FetchedArtifact>, Vec<String>) {
     let mut results = futures::stream::iter(entries)
         .map(|entry| {
             let index = index.clone();
@@ -705,13 +717,15 @@ async fn run_all(
 
     // Each artifact's line as soon as it is done; the failures again at the end.
     let mut failures = Vec::new();
-    let (mut done, mut bytes) = (0usize, 0u64);
+    let mut done = Vec::new();
     while let Some((key, result)) = results.next().await {
         match result {
             Ok(outcome) => {
-                done += 1;
-                bytes += outcome.bytes;
                 lines.line(outcome.line);
+                done.push(FetchedArtifact {
+                    file_name: key,
+                    bytes: outcome.bytes,
+                });
             }
             Err(e) => {
                 let cause = chain_text(&e);
@@ -728,7 +742,8 @@ async fn run_all(
             }
         }
     }
-    (done, bytes, failures)
+    done.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    (done, failures)
 }
 
 /// `{b}` bytes as MiB to a tenth.

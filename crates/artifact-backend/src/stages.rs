@@ -286,15 +286,17 @@ async fn read_run(
 }
 
 /// Runs `artifact_manager fetch`: lines to `out`, progress to the reporter `progress` makes.
+/// Returns what was fetched (or found in place), by file name: nothing when the stage wants
+/// nothing or nothing matched (with `allow_empty`).
 pub async fn fetch_stage(
     request: &StageFetchRequest,
     progress: &ReporterFactory,
     out: &mut dyn Write,
-) -> Result<(), TransferError> {
+) -> Result<Vec<crate::pipeline::FetchedArtifact>, TransferError> {
     let lines = Lines::new(out);
     let topology = load_topology(&request.checkout).await?;
     let Some(inbound) = inbound(&topology, &request.stage, &lines)? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     // Both exclusion lists are checked before anything is listed or created.
     let excluded_components = parse_excluded_components(&request.exclude_components)?;
@@ -311,7 +313,7 @@ pub async fn fetch_stage(
         wanted.retain(|a| !excluded_artifacts.contains(*a));
         if wanted.is_empty() {
             lines.line("No artifacts remain after exclusions");
-            return Ok(());
+            return Ok(Vec::new());
         }
     }
     let run_id = request.run.run_id()?;
@@ -332,7 +334,7 @@ pub async fn fetch_stage(
     if chosen.is_empty() {
         lines.line("No matching artifacts found to download");
         if request.allow_empty {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let root = backend.root();
         let message = format!(
@@ -366,7 +368,7 @@ async fn fetch_chosen(
     chosen: &[String],
     progress: &ReporterFactory,
     lines: &Lines<'_>,
-) -> Result<(), TransferError> {
+) -> Result<Vec<crate::pipeline::FetchedArtifact>, TransferError> {
     lines.line(format!("\nDownloading {} artifacts...", chosen.len()));
     // The chosen archives in their (name) order, with their listed sizes.
     let entries: Vec<ArtifactEntry> = chosen

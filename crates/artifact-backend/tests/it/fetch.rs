@@ -756,3 +756,37 @@ async fn symlinks_and_read_only_files_in_every_layout() {
     }
     let _ = before;
 }
+
+/// The fetch pipeline returns what it fetched, by file name, not only its lines; a dry run
+/// fetches nothing and returns nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pipeline_returns_what_it_fetched() {
+    let t = tempfile::tempdir().unwrap();
+    let staging = t.path().join("staging");
+    let run = staging.join(format!("77-{}", workflow_outputs::Platform::host()));
+    for name in ["b_lib_generic.tar.zst", "a_lib_generic.tar.zst"] {
+        archive_with_sidecar(&run, name, &[("x".into(), name.as_bytes().to_vec())], true);
+    }
+    let mut request = artifact_backend::pipeline::FetchRequest::new("77", t.path().join("out"));
+    request.local_staging_dir = Some(staging);
+    let progress = |_: usize, _: u64| -> Arc<dyn artifact_backend::Reporter> {
+        Arc::new(storage_backend::NoReporter)
+    };
+    let lookup = |_: &str| None;
+    let mut out = Vec::new();
+    let fetched = artifact_backend::pipeline::fetch(&request, &lookup, &progress, &mut out)
+        .await
+        .unwrap();
+    let names: Vec<&str> = fetched.iter().map(|f| f.file_name.as_str()).collect();
+    assert_eq!(names, ["a_lib_generic.tar.zst", "b_lib_generic.tar.zst"]);
+    assert!(fetched.iter().all(|f| f.bytes > 0), "{fetched:?}");
+    assert_eq!(
+        fs_err::read_to_string(t.path().join("out/a_lib_generic/s/x")).unwrap(),
+        "a_lib_generic.tar.zst"
+    );
+    request.dry_run = true;
+    let fetched = artifact_backend::pipeline::fetch(&request, &lookup, &progress, &mut out)
+        .await
+        .unwrap();
+    assert!(fetched.is_empty());
+}
