@@ -909,6 +909,8 @@ impl ArtifactBackend {
     /// [`Unpacking`]. A verified [`Layout::Full`] copy is recorded in [`verified_dir`] (beside
     /// the output) so that [`ArtifactBackend::extracted_is_current`] knows it.
     ///
+    /// `output_dir` is created when missing (with its parents).
+    ///
     /// From S3, a fetch whose bytes arrived damaged (a digest that does not match, an archive
     /// that does not decode, a body cut short after the storage retries) is started again
     /// from scratch, up to the client's attempts, each retry logged.

@@ -17,6 +17,12 @@ pub const MANIFEST_NAME: &str = "artifact_manifest.txt";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
     /// As stored: `artifact_manifest.txt` and the relpath subtrees.
+    ///
+    /// Extraction here writes only below the destination. The fetches of
+    /// `rock-ci-artifact-backend` also record a verified `Full` copy, so that a later fetch
+    /// can keep it: by default in `.{name}.rock-ci-fetch/` beside the output directory
+    /// `{name}` (outside it, so the output holds only what the archives hold);
+    /// `ArtifactBackend::record_verified_in` chooses another directory.
     Full,
     /// With each member's relpath stripped (`{relpath}/bin/x` → `bin/x`); the manifest is not
     /// written.
