@@ -15,7 +15,7 @@ use storage_backend::{
     Anonymous, ClientOptions, Credentials, Direction, Error, Overwrite, S3Client, S3ErrorKind,
     S3StorageBackend, StorageBackend, StorageLocation, TransferOptions,
 };
-use workflow_outputs::{Platform, WorkflowOutputRoot};
+use workflow_outputs::{ExternalRepo, Platform, WorkflowOutputRoot};
 
 type Check = Result<String, String>;
 
@@ -113,7 +113,8 @@ async fn multipart_and_verified_download(env: &Env, dir: &Path) -> Check {
     let data = bytes(40 << 20, 9);
     let src = dir.join("big_lib_generic.tar.zst");
     fs_err::write(&src, &data).map_err(fail)?;
-    let root = WorkflowOutputRoot::new("rockci", "", "2", Platform::Linux).map_err(fail)?;
+    let root = WorkflowOutputRoot::new("rockci", ExternalRepo::NONE, "2", Platform::Linux)
+        .map_err(fail)?;
     let artifacts = ArtifactBackend::s3(client.clone(), root.clone());
     let sha = artifacts
         .upload_artifact(&src, "big_lib_generic.tar.zst")
@@ -140,7 +141,8 @@ async fn multipart_and_verified_download(env: &Env, dir: &Path) -> Check {
         .await
         .map_err(fail)?;
     let copy_root =
-        WorkflowOutputRoot::new("rockci-copy", "", "3", Platform::Linux).map_err(fail)?;
+        WorkflowOutputRoot::new("rockci-copy", ExternalRepo::NONE, "3", Platform::Linux)
+            .map_err(fail)?;
     let got = ArtifactBackend::s3(client, copy_root)
         .download_artifact(
             "big_lib_generic.tar.zst",
@@ -324,7 +326,8 @@ async fn access_and_preflight(env: &Env) -> Check {
     let private = kind(anonymous.preflight(Direction::Download, &run).await);
     let public = ArtifactBackend::s3(
         anonymous_client,
-        WorkflowOutputRoot::new(&env.public, "", "5", Platform::Linux).map_err(fail)?,
+        WorkflowOutputRoot::new(&env.public, ExternalRepo::NONE, "5", Platform::Linux)
+            .map_err(fail)?,
     )
     .list_artifacts(None)
     .await

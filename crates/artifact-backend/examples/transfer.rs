@@ -36,7 +36,7 @@ async fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
             Ok(format!("uploaded {file}"))
         }
         [cmd, bucket, run_id, key, dest] if cmd == "download" => {
-            let root = WorkflowOutputRoot::new(bucket, "", run_id, Platform::Linux)?;
+            let root = WorkflowOutputRoot::new(bucket, workflow_outputs::ExternalRepo::NONE, run_id, Platform::Linux)?;
             let got = ArtifactBackend::s3(client, root).download_artifact(key, Path::new(dest)).await?;
             Ok(format!("downloaded {} bytes, sha256 {}, verified {}", got.fetched, got.sha256, got.verified))
         }

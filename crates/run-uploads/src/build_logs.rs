@@ -352,7 +352,7 @@ mod tests {
     fn summary_links_follow_where_the_files_went() {
         let root = WorkflowOutputRoot::new(
             "therock-ci-artifacts-external",
-            "Fork-TheRock/",
+            workflow_outputs::ExternalRepo::parse("Fork-TheRock/").unwrap(),
             "12345",
             Platform::Linux,
         )

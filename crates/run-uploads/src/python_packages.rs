@@ -105,7 +105,12 @@ pub async fn run(
 
     // The named bucket (no fork prefix, host platform), else the run's.
     let (root, region) = if let Some(bucket) = &plan.bucket {
-        let root = WorkflowOutputRoot::new(bucket.clone(), "", &plan.run_id, Platform::host())?;
+        let root = WorkflowOutputRoot::new(
+            bucket.clone(),
+            workflow_outputs::ExternalRepo::NONE,
+            &plan.run_id,
+            Platform::host(),
+        )?;
         (root, storage_backend::DEFAULT_REGION.to_owned())
     } else {
         let (root, selection) =

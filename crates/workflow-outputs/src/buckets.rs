@@ -355,11 +355,11 @@ impl BucketSelection {
 
     /// The key prefix for runs in the external bucket: `{owner}-{name}/` of the base
     /// repository there, empty elsewhere.
-    pub fn external_repo(&self) -> String {
+    pub fn external_repo(&self) -> crate::ExternalRepo {
         if self.config.name() == CI_ARTIFACTS_EXTERNAL_BUCKET {
-            format!("{}-{}/", self.repository.owner(), self.repository.name())
+            crate::ExternalRepo::of(&self.repository)
         } else {
-            String::new()
+            crate::ExternalRepo::NONE
         }
     }
 }

@@ -50,7 +50,7 @@ pub use release::{
     product_package_location, product_release_bucket_config,
 };
 pub use repo::{GithubRepository, Platform};
-pub use root::{DEFAULT_LOCAL_BUCKET, DEFAULT_LOCAL_RUN_ID, WorkflowOutputRoot};
+pub use root::{DEFAULT_LOCAL_BUCKET, DEFAULT_LOCAL_RUN_ID, ExternalRepo, WorkflowOutputRoot};
 pub use storage_location::StorageLocation;
 pub use tarballs::{
     ReleaseKind, TARBALL_PREFIX, nightly_date_digits, parse_tarball_name, tarball_listing_prefix,

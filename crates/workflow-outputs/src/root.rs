@@ -1,7 +1,7 @@
 use storage_location::StorageLocation;
 
 use crate::buckets::BucketSelection;
-use crate::{Error, Platform};
+use crate::{Error, GithubRepository, Platform};
 
 /// The run id of [`WorkflowOutputRoot::for_local`] when none is given.
 pub const DEFAULT_LOCAL_RUN_ID: &str = "local";
@@ -36,34 +36,62 @@ fn validate_run_id(run_id: &str) -> Result<(), Error> {
     })
 }
 
-fn validate_external_repo(prefix: &str) -> Result<(), Error> {
-    let ok = prefix.is_empty()
-        || prefix
-            .strip_suffix('/')
-            .is_some_and(|p| !p.is_empty() && !p.contains(['/', '\\']) && p != "." && p != "..");
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidExternalRepo {
-            value: prefix.to_owned(),
-        })
+/// The key prefix of a run in the bucket for external repositories: empty for a repository
+/// with a bucket of its own, else `{owner}-{name}/` of the run's base repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ExternalRepo(String);
+
+impl ExternalRepo {
+    /// No prefix: the run's keys start at the top of its bucket.
+    pub const NONE: ExternalRepo = ExternalRepo(String::new());
+
+    /// The prefix of `repository`'s runs: `{owner}-{name}/`.
+    pub fn of(repository: &GithubRepository) -> Self {
+        ExternalRepo(format!("{}-{}/", repository.owner(), repository.name()))
+    }
+
+    /// A prefix as written in keys: empty or `{owner}-{name}/` (one path component and the
+    /// `/`); anything else is [`Error::InvalidExternalRepo`].
+    pub fn parse(prefix: &str) -> Result<Self, Error> {
+        let ok = prefix.is_empty()
+            || prefix.strip_suffix('/').is_some_and(|p| {
+                !p.is_empty() && !p.contains(['/', '\\']) && p != "." && p != ".."
+            });
+        if ok {
+            Ok(ExternalRepo(prefix.to_owned()))
+        } else {
+            Err(Error::InvalidExternalRepo {
+                value: prefix.to_owned(),
+            })
+        }
+    }
+
+    /// The prefix as written in keys (`""` or `{owner}-{name}/`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ExternalRepo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
 impl WorkflowOutputRoot {
-    /// A root from explicit parts. `external_repo` is empty or `{owner}-{name}/`.
+    /// A root from explicit parts ([`ExternalRepo::NONE`] for a repository with a bucket of
+    /// its own).
     pub fn new(
         bucket: impl Into<String>,
-        external_repo: impl Into<String>,
+        external_repo: ExternalRepo,
         run_id: impl Into<String>,
         platform: Platform,
     ) -> Result<Self, Error> {
-        let (external_repo, run_id) = (external_repo.into(), run_id.into());
-        validate_external_repo(&external_repo)?;
+        let run_id = run_id.into();
         validate_run_id(&run_id)?;
         Ok(Self {
             bucket: bucket.into(),
-            external_repo,
+            external_repo: external_repo.0,
             run_id,
             platform,
         })
@@ -78,7 +106,7 @@ impl WorkflowOutputRoot {
     ) -> Result<Self, Error> {
         Self::new(
             bucket.unwrap_or(DEFAULT_LOCAL_BUCKET),
-            "",
+            ExternalRepo::NONE,
             run_id.unwrap_or(DEFAULT_LOCAL_RUN_ID),
             platform.unwrap_or_else(Platform::host),
         )

@@ -4,7 +4,13 @@ use std::path::Path;
 use super::*;
 
 fn root(bucket: &str, external: &str, run_id: &str, platform: Platform) -> WorkflowOutputRoot {
-    WorkflowOutputRoot::new(bucket, external, run_id, platform).unwrap()
+    WorkflowOutputRoot::new(
+        bucket,
+        ExternalRepo::parse(external).unwrap(),
+        run_id,
+        platform,
+    )
+    .unwrap()
 }
 
 fn r99() -> WorkflowOutputRoot {
@@ -233,7 +239,9 @@ fn invalid_roots() {
         ),
     ];
     for (run_id, external, message) in cases {
-        let err = WorkflowOutputRoot::new("b", external, run_id, Platform::Linux).unwrap_err();
+        let err = ExternalRepo::parse(external)
+            .and_then(|e| WorkflowOutputRoot::new("b", e, run_id, Platform::Linux))
+            .unwrap_err();
         assert_eq!(err.to_string(), message);
     }
 }
@@ -649,7 +657,7 @@ fn workflow_run_bucket_selection() {
             c.role.map(|r| format!("{ARN}/{r}")),
             "case {i}"
         );
-        assert_eq!(selection.external_repo(), c.external, "case {i}");
+        assert_eq!(selection.external_repo().as_str(), c.external, "case {i}");
         let root =
             WorkflowOutputRoot::for_workflow_run("12345", Platform::Linux, &selection).unwrap();
         assert_eq!(root.prefix(), format!("{}12345-linux", c.external));
@@ -828,4 +836,25 @@ fn layout_names_every_location_once() {
                 .to_owned()
         )
     );
+}
+
+#[test]
+fn external_repo_prefixes_are_typed() {
+    let repo: GithubRepository = "Fork/TheRock".parse().unwrap();
+    let external = ExternalRepo::of(&repo);
+    assert_eq!(external.as_str(), "Fork-TheRock/");
+    assert_eq!(ExternalRepo::parse("Fork-TheRock/").unwrap(), external);
+    assert_eq!(ExternalRepo::NONE, ExternalRepo::default());
+    let r = WorkflowOutputRoot::new(
+        "therock-ci-artifacts-external",
+        external,
+        "7",
+        Platform::Linux,
+    )
+    .unwrap();
+    assert_eq!(
+        r.root().s3_uri(),
+        "s3://therock-ci-artifacts-external/Fork-TheRock/7-linux"
+    );
+    assert!(ExternalRepo::parse("Fork-TheRock").is_err());
 }

@@ -64,7 +64,13 @@ pub(crate) fn local(dir: &Path, run: &str) -> ArtifactBackend {
 }
 
 pub(crate) fn root(bucket: &str, external: &str, run: &str) -> WorkflowOutputRoot {
-    WorkflowOutputRoot::new(bucket, external, run, Platform::Linux).unwrap()
+    WorkflowOutputRoot::new(
+        bucket,
+        workflow_outputs::ExternalRepo::parse(external).unwrap(),
+        run,
+        Platform::Linux,
+    )
+    .unwrap()
 }
 
 /// The names in directory `dir`, sorted; none when it does not exist.

@@ -162,7 +162,13 @@ fn root_outputs_and_summary() {
         ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
         ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
     ]);
-    let root = WorkflowOutputRoot::new("bkt".to_owned(), "", "42", Platform::Linux).unwrap();
+    let root = WorkflowOutputRoot::new(
+        "bkt".to_owned(),
+        workflow_outputs::ExternalRepo::NONE,
+        "42",
+        Platform::Linux,
+    )
+    .unwrap();
     write_root_outputs(&root, &lookup).unwrap();
     let root_loc = root.root();
     assert_eq!(
