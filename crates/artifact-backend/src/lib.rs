@@ -751,3 +751,8 @@ fn local_files(base: &Path) -> Result<Vec<(String, u64)>, FileError> {
     }
     Ok(files)
 }
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

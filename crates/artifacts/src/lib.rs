@@ -141,3 +141,8 @@ mod extract_tests;
 mod pack_tests;
 #[cfg(test)]
 mod tests;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

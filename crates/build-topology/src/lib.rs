@@ -169,3 +169,8 @@ fn problem_list(problems: &[Problem]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

@@ -264,3 +264,8 @@ pub fn patch_file_to(input: &Path, output: Option<&Path>, edit: &Edit) -> Result
     file::replace(&target, old, bytes, dest_meta.as_ref(), &meta)?;
     Ok(changed)
 }
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

@@ -113,3 +113,8 @@ impl FileError {
 
 #[cfg(test)]
 mod tests;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

@@ -54,3 +54,8 @@ pub use run_root::{
     select_run_bucket,
 };
 pub use storage_location::redact_url;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

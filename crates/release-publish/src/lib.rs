@@ -42,3 +42,8 @@ pub use local::{
     publish,
 };
 pub use names::{NameError, package_name};
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

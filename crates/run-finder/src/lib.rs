@@ -41,3 +41,8 @@ pub use report::ArtifactRunInfo;
 pub mod tool {
     pub use crate::report::{print_outcome, write_results};
 }
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

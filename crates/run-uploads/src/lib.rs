@@ -45,3 +45,8 @@ pub use keys::{
     check_index_file_name, check_key_component, check_key_path, check_stage_name, log_destination,
 };
 pub use logs::{MANIFEST_PATH, archive_ccache_logs, log_dir, source_date_epoch, upload_logs};
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

@@ -59,3 +59,8 @@ pub use tarballs::{
 
 #[cfg(test)]
 mod tests;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
