@@ -113,9 +113,9 @@ fn main() -> ExitCode {
 /// 32 MiB) and serves later blocks of that size from its per-thread heaps, where freed memory
 /// stays resident, scattered over one heap per thread: a tool whose large buffers come and go
 /// on several threads (zstd frames, gzip blocks, ranged GET bodies, wheel entries) then holds
-/// far more than it uses. Measured peaks with the default and with this: `artifact_manager
-/// push` 238 → 101 MiB, `build_tarballs` of tiny files 231 (max 355) → 89–102 MiB,
-/// `build_python_packages` 126 → 60 MiB, at no measurable cost in time.
+/// far more than it uses. Peaks with the default and with this (docs/benchmarks.md, medians):
+/// `artifact_manager push` 238 → 107 MiB, `build_tarballs` of tiny files 231 → 99 MiB,
+/// `build_python_packages` 126 → 60 MiB; none of them slower.
 fn return_large_blocks_to_the_system() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(

@@ -64,7 +64,7 @@ fn check_copies(
     edit.add_rpath = vec![PADDING.into()];
     edit.force_rpath = info.rpath.is_some() && info.runpath.is_none();
     if let Err(e) = elf_patch::patch_file(&new, &edit) {
-        return Outcome::Mismatch(format!("patch failed: {}", support::chained(&e)));
+        return Outcome::Mismatch(format!("patch failed: {}", e.report()));
     }
     let after = elf_patch::read_file(&new).map(|i| i.search_path().map(str::to_owned));
     let want = elf_patch::combined_search_path(existing.as_deref(), None, &edit.add_rpath);

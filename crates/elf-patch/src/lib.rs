@@ -129,25 +129,26 @@ impl std::fmt::Display for Failures<'_> {
             if i > 0 {
                 f.write_str("\n  ")?;
             }
-            write!(f, "{}", chained(e))?;
+            f.write_str(&e.report())?;
         }
         Ok(())
     }
 }
 
-/// `e` and its causes, joined with `: `.
-fn chained(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
 impl Error {
+    /// The message and its causes, joined with `: ` (`{path}: {why}`): the one-line report of
+    /// a tool that prints no chain of its own.
+    pub fn report(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        text
+    }
+
     fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),

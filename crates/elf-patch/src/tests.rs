@@ -479,6 +479,7 @@ fn errors_keep_their_causes_and_say_each_once() {
     ] {
         assert!(err.source().is_some(), "{err:?}");
         let text = chain(&err);
+        assert_eq!(err.report(), text);
         let path = if text.contains("missing") {
             &missing
         } else {

@@ -339,11 +339,11 @@ pub(crate) fn eligible(file: &Path) -> Result<Eligible, String> {
     let kind = match elf_patch::file_type(file) {
         Ok(k @ (FileType::So | FileType::Exe)) => k,
         Ok(_) => return Err("not an executable or shared object".into()),
-        Err(e) => return Err(format!("unreadable: {}", chained(&e))),
+        Err(e) => return Err(format!("unreadable: {}", e.report())),
     };
     let info = match elf_patch::read_file(file) {
         Ok(i) => i,
-        Err(e) => return Err(format!("unreadable ELF: {}", chained(&e))),
+        Err(e) => return Err(format!("unreadable ELF: {}", e.report())),
     };
     let Ok(data) = fs_err::read(file) else {
         return Err("unreadable".into());
@@ -356,7 +356,7 @@ pub(crate) fn eligible(file: &Path) -> Result<Eligible, String> {
             return Err("dynamic section without contents (a separate debug-info file)".into());
         }
         Ok(_) => {}
-        Err(e) => return Err(format!("unreadable ELF: {}", chained(&e))),
+        Err(e) => return Err(format!("unreadable ELF: {e}")),
     }
     let (method, flags) = match method_of(file, kind, info.interpreter.as_deref(), &data)? {
         Some((method, flags)) => (Some(method), flags),
@@ -437,16 +437,4 @@ pub(crate) fn parallel<T: Send>(
         .into_iter()
         .map(|(i, r)| (files[i].clone(), r))
         .collect()
-}
-
-/// `e` and its causes, joined with `: `.
-pub(crate) fn chained(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
