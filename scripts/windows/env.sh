@@ -60,7 +60,11 @@ ln -sfn "$windows_out/drive-b" "$WINEPREFIX/dosdevices/b:"
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 # -Zbuild-std is unstable: allowed on this stable compiler for these builds only.
 export RUSTC_BOOTSTRAP=1
-export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+# Every Windows program (the wheel's, the test programs, the e2e jobs' rock-ci.exe) is linked
+# with lld (scripts/windows/lld-gcc says why not MinGW's ld). One linker for all of them also
+# keeps one build: cargo compiles the whole target again when the linker changes, which made
+# `scripts/e2e-ci-run --windows` rebuild the 296 crates `scripts/test-windows` had just built.
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER="$PWD/scripts/windows/lld-gcc"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
 
 # cargo for the Windows target, in target/windows, at a lower priority than the rest. `test` is

@@ -5,41 +5,53 @@
 
 use file_tree::FileError;
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "s3")]
+use std::path::PathBuf;
 
 use sha2::{Digest as _, Sha256};
 
+#[cfg(feature = "s3")]
 mod to_file;
 
+#[cfg(feature = "s3")]
 use storage_location::StorageLocation;
 
 use crate::{ArtifactBackend, Downloaded, Error, sidecar_key};
 
+#[cfg(feature = "s3")]
 /// Objects with more than this left to fetch are fetched as parallel ranged GETs (as boto3's
 /// transfer manager splits objects above 8 MiB).
 const PARALLEL_THRESHOLD: u64 = 8 << 20;
+#[cfg(feature = "s3")]
 /// Size of one ranged GET. Small enough that an object of a few tens of MiB spreads over many
 /// connections (where each connection is slow, as behind a per-connection limit, the number
 /// of connections is the speed).
 const RANGE_SIZE: u64 = 4 << 20;
+#[cfg(feature = "s3")]
 /// Size of one ranged GET of a streamed fetch, whose bodies are held in memory until handed on
 /// in order: half of [`RANGE_SIZE`], for as many connections in half the memory.
 const STREAM_RANGE_SIZE: u64 = 2 << 20;
+#[cfg(feature = "s3")]
 /// Ranged GETs of one object in flight.
 const RANGE_CONCURRENCY: usize = 16;
+#[cfg(feature = "s3")]
 /// Ranged GETs running at once across all downloads to a file of a backend: connections, not
 /// memory (each is written out as it arrives, [`storage_backend::SINK_BATCH`] at a time).
 pub(crate) const RANGE_BUDGET: usize = 32;
+#[cfg(feature = "s3")]
 /// Ranged GETs in flight or waiting to be handed on across all streamed fetches (into an
 /// unpacker) of a backend: at most this many [`STREAM_RANGE_SIZE`] bodies (24 MiB) are held in
 /// memory for them, however many unpacking slots share them.
 pub(crate) const STREAM_RANGE_BUDGET: usize = 12;
 
+#[cfg(feature = "s3")]
 /// `{dir}/.{name}.partial`: where a download is written until verified.
 fn partial_path(dest: &Path) -> PathBuf {
     dest.with_file_name(format!(".{}.partial", file_name(dest)))
 }
 
+#[cfg(feature = "s3")]
 /// Beside the partial file: the `ETag` of the object it holds the start of.
 fn etag_path(partial: &Path) -> PathBuf {
     let mut p = partial.as_os_str().to_owned();
@@ -122,6 +134,7 @@ pub(crate) async fn copy_verified(
     .await
 }
 
+#[cfg(feature = "s3")]
 /// Feeds the file at `path`, up to its first `limit` bytes, to `verifier`; the bytes fed.
 fn feed_prefix(
     path: &Path,
@@ -160,6 +173,7 @@ impl ArtifactBackend {
             }));
         }
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
                 let loc = b.root.artifact(key);
                 let Some(head) = b.storage().head_object(&loc).await? else {
@@ -198,6 +212,7 @@ impl ArtifactBackend {
             return Ok(expected);
         }
         Err(match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(_) => Error::Unverifiable(self.location(key).s3_uri()),
             ArtifactBackend::Local(b) => {
                 let path = b.base_path.join(key).display().to_string();
@@ -213,6 +228,7 @@ impl ArtifactBackend {
     /// The digest in the artifact's `.sha256sum` sidecar, `None` without one.
     async fn sidecar_sha256(&self, key: &str) -> Result<Option<String>, Error> {
         let text = match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b
                 .storage()
                 .get_small(&b.root.artifact(&sidecar_key(key)))
@@ -257,6 +273,7 @@ impl ArtifactBackend {
     /// not the transfer's.
     pub(crate) async fn again_if_damaged<T, F, Fut>(
         &self,
+        #[cfg_attr(not(feature = "s3"), expect(unused_variables, reason = "S3 names it"))]
         key: &str,
         mut fetch: F,
     ) -> Result<T, Error>
@@ -265,6 +282,7 @@ impl ArtifactBackend {
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
                 // Bytes that arrived whole but wrong (a digest that does not match, an archive
                 // that does not decode) are fetched again once: the same bytes again mean the
@@ -310,6 +328,7 @@ impl ArtifactBackend {
                     resumed: 0,
                 }
             }
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => self.download_s3(b, key, dest, expected.as_ref()).await?,
         };
         if let Some(Recorded { sha256: sha, .. }) = &expected {
@@ -321,6 +340,7 @@ impl ArtifactBackend {
         Ok(downloaded)
     }
 
+    #[cfg(feature = "s3")]
     async fn download_s3(
         &self,
         b: &crate::S3Artifacts,
@@ -412,6 +432,7 @@ impl ArtifactBackend {
     }
 }
 
+#[cfg(feature = "s3")]
 /// Where an earlier partial download of the same object version (same `ETag`) ended, with
 /// what it holds fed to `verifier`; `(verifier, 0)` when there is nothing to reuse.
 async fn resume_point(
@@ -437,6 +458,7 @@ async fn resume_point(
     Ok((verifier, 0))
 }
 
+#[cfg(feature = "s3")]
 /// The bytes `start..end` of `loc` (only of version `etag`) as parallel ranged GETs of
 /// [`STREAM_RANGE_SIZE`] (storage-backend's ranged reader), yielded in order, within the
 /// backend's [`STREAM_RANGE_BUDGET`].
@@ -462,6 +484,7 @@ fn ranged_parts<'a>(
         .map(move |part| part.map_err(|e| Error::from_s3(e, loc)))
 }
 
+#[cfg(feature = "s3")]
 /// Bytes `start..end` of `loc` (only of version `etag`): parallel ranged GETs when more than
 /// [`PARALLEL_THRESHOLD`] is left, else one GET; in order either way. `on_bytes` hears of the
 /// bytes as they arrive.
@@ -485,6 +508,7 @@ pub(crate) fn object_parts<'a>(
     }
 }
 
+#[cfg(feature = "s3")]
 /// Bytes `start..end` of a small object in one ranged GET, as one part.
 async fn single_get(
     b: &crate::S3Artifacts,
@@ -502,6 +526,7 @@ async fn single_get(
         .map_err(|e| Error::from_s3(e, loc))
 }
 
+#[cfg(feature = "s3")]
 /// The size and `ETag` of `loc`; a missing object is [`Error::NotFound`].
 pub(crate) async fn head_version(
     b: &crate::S3Artifacts,

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "s3")]
 use storage_backend::{ClientOptions, S3Client};
 use workflow_outputs::{ForkEvidence, GithubRepository, Platform, RunContext, WorkflowOutputRoot};
 
@@ -54,8 +55,16 @@ pub async fn backend_from_env(
         .with_overrides(repository, None)
         .select_bucket(fork);
     let root = WorkflowOutputRoot::for_workflow_run(&run_id, platform, &selection)?;
-    let client =
-        S3Client::connect_with(&ClientOptions::reading(selection.config().region()), lookup)
-            .await?;
-    Ok(ArtifactBackend::s3(client, root))
+    #[cfg(feature = "s3")]
+    {
+        let client =
+            S3Client::connect_with(&ClientOptions::reading(selection.config().region()), lookup)
+                .await?;
+        Ok(ArtifactBackend::s3(client, root))
+    }
+    #[cfg(not(feature = "s3"))]
+    Err(storage_backend::Error::NoS3Support {
+        target: root.root().s3_uri(),
+    }
+    .into())
 }

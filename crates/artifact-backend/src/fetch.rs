@@ -953,7 +953,7 @@ impl ArtifactBackend {
         }
         // A local archive is read where it lies once a permit frees: a copy would only add
         // the writing and reading of every byte.
-        if let ArtifactBackend::Local(_) = self {
+        if self.is_local() {
             let _permit = unpack.acquire().await;
             return self
                 .fetch_extracted(key, output_dir, unpacking, index)
@@ -1137,6 +1137,7 @@ impl ArtifactBackend {
                 b.reporter.on_transfer_complete(id);
                 Ok(digest)
             }
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
                 use futures::StreamExt as _;
                 let loc = b.root.artifact(key);

@@ -13,11 +13,17 @@
 //! and [`stages`] the stage transfers of `artifact_manager` (fetch through that pipeline,
 //! push, copy).
 //!
+//! Feature `s3` (default): runs on S3 and the GitHub look-ups that choose their bucket; without
+//! it a local staging directory works as with it and asking for S3 is
+//! [`storage_backend::Error::NoS3Support`]. The async functions need a tokio runtime with
+//! `enable_all()`, multi-thread or current-thread (the example below runs on the latter); the
+//! README's "Features" and "Runtimes" say more.
+//!
 //! ```
 //! use rock_ci_artifact_backend::ArtifactBackend;
 //! use workflow_outputs::{Platform, WorkflowOutputRoot};
 //!
-//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 //! let staging = tempfile::tempdir()?;
 //! let root = WorkflowOutputRoot::for_local(Some("42"), Some(Platform::Linux), None)?;
 //! let backend = ArtifactBackend::local(staging.path(), root)?;
@@ -48,8 +54,11 @@ mod tree_record;
 pub use artifacts::{self, ArtifactName, Layout};
 pub use build_topology;
 pub use file_tree::{self, FileError};
+#[cfg(feature = "s3")]
 pub use github_actions;
-pub use storage_backend::{self, Reporter, S3Client};
+#[cfg(feature = "s3")]
+pub use storage_backend::S3Client;
+pub use storage_backend::{self, Reporter};
 pub use storage_location::{self, StorageLocation};
 pub use workflow_outputs::{self, Platform, WorkflowOutputRoot};
 
@@ -174,6 +183,7 @@ impl Error {
         }
     }
 
+    #[cfg(feature = "s3")]
     /// An S3 failure about `location`, with "not found" as [`Error::NotFound`].
     fn from_s3(err: storage_backend::Error, location: &StorageLocation) -> Self {
         if err.s3_kind() == Some(storage_backend::S3ErrorKind::NotFound) {
@@ -216,6 +226,7 @@ pub struct Downloaded {
 #[derive(Clone)]
 pub enum ArtifactBackend {
     /// In S3, below the run's prefix.
+    #[cfg(feature = "s3")]
     S3(S3Artifacts),
     /// In a local staging directory, below `{staging}/{prefix}`.
     Local(LocalArtifacts),
@@ -224,12 +235,14 @@ pub enum ArtifactBackend {
 impl std::fmt::Debug for ArtifactBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.fmt(f),
             ArtifactBackend::Local(b) => b.fmt(f),
         }
     }
 }
 
+#[cfg(feature = "s3")]
 impl std::fmt::Debug for S3Artifacts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("S3Artifacts")
@@ -250,6 +263,7 @@ impl std::fmt::Debug for LocalArtifacts {
 }
 
 /// The S3 side of [`ArtifactBackend`].
+#[cfg(feature = "s3")]
 #[derive(Clone)]
 pub struct S3Artifacts {
     /// Slots of ranged GETs across every download to a file of this backend and its clones.
@@ -267,6 +281,7 @@ pub struct S3Artifacts {
     records: Option<PathBuf>,
 }
 
+#[cfg(feature = "s3")]
 impl S3Artifacts {
     /// The storage operations (HEAD, small GETs) on this client.
     fn storage(&self) -> storage_backend::S3StorageBackend {
@@ -326,6 +341,7 @@ fn sidecar_key(key: &str) -> String {
 
 impl ArtifactBackend {
     /// Artifacts of `root` in S3.
+    #[cfg(feature = "s3")]
     pub fn s3(client: S3Client, root: WorkflowOutputRoot) -> Self {
         ArtifactBackend::S3(S3Artifacts {
             range_slots: Arc::new(tokio::sync::Semaphore::new(download::RANGE_BUDGET)),
@@ -379,6 +395,7 @@ impl ArtifactBackend {
     #[must_use]
     pub fn with_reporter(mut self, reporter: Arc<dyn Reporter>) -> Self {
         match &mut self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.reporter = reporter,
             ArtifactBackend::Local(b) => b.reporter = reporter,
         }
@@ -391,6 +408,7 @@ impl ArtifactBackend {
     #[must_use]
     pub fn allow_unverified(mut self, allow: bool) -> Self {
         match &mut self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.allow_unverified = allow,
             ArtifactBackend::Local(b) => b.allow_unverified = allow,
         }
@@ -403,6 +421,7 @@ impl ArtifactBackend {
     #[must_use]
     pub fn record_verified_in(mut self, dir: Option<PathBuf>) -> Self {
         match &mut self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.records = dir,
             ArtifactBackend::Local(b) => b.records = dir,
         }
@@ -412,6 +431,7 @@ impl ArtifactBackend {
     /// Where the verified copies extracted into `output_dir` are recorded.
     fn records_dir(&self, output_dir: &Path) -> Option<PathBuf> {
         let set = match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => &b.records,
             ArtifactBackend::Local(b) => &b.records,
         };
@@ -420,6 +440,7 @@ impl ArtifactBackend {
 
     fn allows_unverified(&self) -> bool {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.allow_unverified,
             ArtifactBackend::Local(b) => b.allow_unverified,
         }
@@ -430,6 +451,7 @@ impl ArtifactBackend {
     /// as one request's retries take); the uploads after that fail at once.
     pub fn unreachable(&self) -> Option<(&str, &str)> {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b
                 .uploads
                 .unreachable()
@@ -441,6 +463,7 @@ impl ArtifactBackend {
     /// Transfers retried so far (by this backend's S3 client and its clones; none locally).
     pub fn retries(&self) -> u64 {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.client.retries(),
             ArtifactBackend::Local(_) => 0,
         }
@@ -449,6 +472,7 @@ impl ArtifactBackend {
     /// The run's root.
     pub fn root(&self) -> &WorkflowOutputRoot {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => &b.root,
             ArtifactBackend::Local(b) => &b.root,
         }
@@ -458,6 +482,7 @@ impl ArtifactBackend {
     /// staging directory (what errors and lines about an artifact name).
     pub fn shown_location(&self, key: &str) -> String {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.root.artifact(key).s3_uri(),
             ArtifactBackend::Local(b) => b.base_path.join(key).display().to_string(),
         }
@@ -466,13 +491,24 @@ impl ArtifactBackend {
     /// `s3://{bucket}/{prefix}` or the local base directory.
     pub fn base_uri(&self) -> String {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => b.root.root().s3_uri(),
             ArtifactBackend::Local(b) => b.base_path.display().to_string(),
         }
     }
 
+    fn is_local(&self) -> bool {
+        match self {
+            #[cfg(feature = "s3")]
+            ArtifactBackend::S3(_) => false,
+            ArtifactBackend::Local(_) => true,
+        }
+    }
+
+    #[cfg(feature = "s3")]
     fn kind(&self) -> &'static str {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(_) => "S3",
             ArtifactBackend::Local(_) => "local",
         }
@@ -492,7 +528,9 @@ impl ArtifactBackend {
         &self,
         name_filter: Option<&str>,
     ) -> Result<Vec<ArtifactEntry>, Error> {
+        #[cfg_attr(not(feature = "s3"), expect(unused_mut, reason = "S3 lists again"))]
         let (mut out, mut sidecars) = self.list_once(name_filter).await?;
+        #[cfg(feature = "s3")]
         if let ArtifactBackend::S3(b) = self
             && !unpaired(&out, &sidecars).1.is_empty()
         {
@@ -530,6 +568,7 @@ impl ArtifactBackend {
             }
         };
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
                 let prefix = format!("{}/", b.root.prefix());
                 for object in b
@@ -594,8 +633,13 @@ impl ArtifactBackend {
 
     /// Whether artifact `key` exists. Only a definite "not found" is `false`; failures to ask
     /// (auth, network, throttling) are errors.
+    #[cfg_attr(
+        not(feature = "s3"),
+        expect(clippy::unused_async, reason = "it awaits S3 in the s3 build")
+    )]
     pub async fn artifact_exists(&self, key: &str) -> Result<bool, Error> {
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => Ok(b
                 .storage()
                 .head_object(&b.root.artifact(key))
@@ -647,6 +691,7 @@ impl ArtifactBackend {
         }
         let sidecar_text = format!("{sha}  {key}\n");
         match self {
+            #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
                 let backend = storage_backend::StorageBackend::S3((*b.uploads).clone())
                     .with_reporter(b.reporter.clone());
@@ -689,6 +734,7 @@ impl ArtifactBackend {
     /// this one: server-side within S3 (across buckets too), by file locally.
     pub async fn copy_artifact(&self, key: &str, source: &ArtifactBackend) -> Result<(), Error> {
         match (self, source) {
+            #[cfg(feature = "s3")]
             (ArtifactBackend::S3(dst), ArtifactBackend::S3(src)) => {
                 let backend = storage_backend::StorageBackend::s3(
                     dst.client.clone(),
@@ -723,6 +769,7 @@ impl ArtifactBackend {
                 download::copy_verified(&from, &dst.base_path.join(key), None).await?;
                 Ok(())
             }
+            #[cfg(feature = "s3")]
             _ => Err(Error::IncompatibleBackends {
                 from: source.kind(),
                 to: self.kind(),

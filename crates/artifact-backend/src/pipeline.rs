@@ -19,7 +19,9 @@ use std::sync::Arc;
 use artifacts::{Layout, TargetSelection};
 use futures::StreamExt as _;
 use regex::Regex;
-use storage_backend::{Reporter, S3Client};
+use storage_backend::Reporter;
+#[cfg(feature = "s3")]
+use storage_backend::S3Client;
 use workflow_outputs::{GithubRepository, Platform, WorkflowOutputRoot};
 
 use crate::{ArtifactBackend, ArtifactEntry, Error, FlattenIndex, Unpacking, extract_dir_name};
@@ -44,6 +46,7 @@ pub enum TransferError {
         source: regex::Error,
     },
     /// The run's bucket could not be decided.
+    #[cfg(feature = "s3")]
     #[error(transparent)]
     RunRoot(#[from] github_actions::RunRootError),
     /// The run's output root is not valid.
@@ -137,8 +140,9 @@ impl TransferError {
     pub fn is_usage(&self) -> bool {
         match self {
             Self::Usage(_) => true,
+            #[cfg(feature = "s3")]
             Self::RunRoot(e) => e.is_usage(),
-            Self::Client(e) => matches!(e, storage_backend::Error::InvalidEndpoint { .. }),
+            Self::Client(e) => e.is_usage(),
             _ => false,
         }
     }
@@ -230,6 +234,7 @@ impl Write for LinesWriter<'_, '_> {
 /// The S3 client that reads a run's artifacts from a bucket in `region`: signed with the
 /// default credential chain, unsigned when it finds none (public buckets), with connections
 /// kept for `transfers` transfers of up to 8 parallel ranges each (0: the default pool).
+#[cfg(feature = "s3")]
 pub async fn reader_client(
     region: &str,
     transfers: usize,
@@ -284,6 +289,7 @@ pub struct RunSource {
     pub transfers: usize,
 }
 
+#[cfg(feature = "s3")]
 /// Runs `f`, which blocks (the GitHub API), without holding up the async threads: on a
 /// multi-thread runtime the thread hands its tasks over first.
 fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
@@ -307,6 +313,29 @@ pub(crate) async fn open_run(
             WorkflowOutputRoot::for_local(Some(&source.run_id), Some(source.platform), None)?;
         return Ok(ArtifactBackend::local(staging, root)?);
     }
+    open_s3_run(source, lookup, lines).await
+}
+
+/// Without the `s3` feature, a run that is not in a local staging directory cannot be read.
+#[cfg(not(feature = "s3"))]
+#[expect(clippy::unused_async, reason = "the signature of the S3 build")]
+async fn open_s3_run(
+    source: &RunSource,
+    _lookup: &dyn Fn(&str) -> Option<String>,
+    _lines: &Lines<'_>,
+) -> Result<ArtifactBackend, TransferError> {
+    Err(TransferError::Client(storage_backend::Error::NoS3Support {
+        target: format!("run {} ({})", source.run_id, source.platform),
+    }))
+}
+
+/// The run of `source` on S3, in the bucket the run's facts select.
+#[cfg(feature = "s3")]
+async fn open_s3_run(
+    source: &RunSource,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    lines: &Lines<'_>,
+) -> Result<ArtifactBackend, TransferError> {
     let request = github_actions::RunRequest {
         run_id: source.run_id.clone(),
         platform: source.platform,

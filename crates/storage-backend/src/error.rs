@@ -1,6 +1,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+#[cfg(feature = "s3")]
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 
 /// What kind of S3 failure happened, as far as the caller needs to act on it.
@@ -87,6 +88,13 @@ pub enum Error {
         /// The SDK's error.
         #[source]
         source: BoxError,
+    },
+    /// S3 was asked for, and this build has no S3 client (the crate's `s3` feature is off):
+    /// only a local staging directory can be used.
+    #[error("`{target}` is on S3, and this build has no S3 support (its `s3` feature is off)")]
+    NoS3Support {
+        /// What was to be read or written.
+        target: String,
     },
     /// The destination exists and overwriting is [`crate::Overwrite::Never`].
     #[error("`{0}` already exists and overwriting is disabled")]
@@ -264,6 +272,7 @@ pub fn chain(err: &dyn std::error::Error) -> String {
 }
 
 /// The cause of a failure to reach the endpoint, with the endpoint named.
+#[cfg(feature = "s3")]
 #[derive(Debug, thiserror::Error)]
 #[error("{endpoint}: {source}")]
 struct AtEndpoint {
@@ -273,6 +282,7 @@ struct AtEndpoint {
 
 /// `err` with the endpoint named in its cause when it is an [`S3ErrorKind::Unreachable`]
 /// failure that does not name it yet (a refused connection, a failed DNS look-up).
+#[cfg(feature = "s3")]
 pub(crate) fn naming_endpoint(err: Error, endpoint: &str) -> Error {
     match err {
         Error::S3 {
@@ -297,7 +307,10 @@ impl Error {
     /// Whether a setting the caller gave is wrong and no request was made (a malformed
     /// endpoint URL): a usage error.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::InvalidEndpoint { .. })
+        matches!(
+            self,
+            Error::InvalidEndpoint { .. } | Error::NoS3Support { .. }
+        )
     }
 
     /// The kind of an S3 failure, or `None` for local and batch errors.
@@ -315,6 +328,7 @@ impl Error {
     }
 
     /// An [`Error::S3`] from an SDK error, classified.
+    #[cfg(feature = "s3")]
     pub fn s3<E, R>(op: &'static str, location: impl Into<String>, err: SdkError<E, R>) -> Self
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -331,11 +345,13 @@ impl Error {
 }
 
 /// The HTTP status of a failed request, where there was a response.
+#[cfg(feature = "s3")]
 pub trait HasStatus {
     /// The status code.
     fn status(&self) -> Option<u16>;
 }
 
+#[cfg(feature = "s3")]
 impl<E> HasStatus for SdkError<E, aws_smithy_runtime_api::client::orchestrator::HttpResponse> {
     fn status(&self) -> Option<u16> {
         self.raw_response().map(|r| r.status().as_u16())
@@ -343,6 +359,7 @@ impl<E> HasStatus for SdkError<E, aws_smithy_runtime_api::client::orchestrator::
 }
 
 /// The kind of an SDK error.
+#[cfg(feature = "s3")]
 pub fn classify<E, R>(err: &SdkError<E, R>) -> S3ErrorKind
 where
     E: ProvideErrorMetadata,

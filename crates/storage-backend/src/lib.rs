@@ -12,6 +12,10 @@
 //! (SHA-256, MD5 or multipart `ETag`); [`S3StorageBackend::read_verified`] hands such a read to
 //! a blocking consumer as a [`std::io::Read`].
 //!
+//! Feature `s3` (default): the S3 backend and its client (the AWS SDK, hyper, rustls); without
+//! it only the local staging directory exists and asking for S3 is [`Error::NoS3Support`]. The
+//! async functions need a tokio runtime with `enable_all()`, multi-thread or current-thread.
+//!
 //! ```
 //! use rock_ci_storage_backend::{StorageBackend, TransferOptions};
 //! use storage_location::StorageLocation;
@@ -42,26 +46,33 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt as _;
 pub use storage_location::StorageLocation;
 
+#[cfg(feature = "s3")]
 mod client;
 mod content_type;
 mod error;
 mod local;
 pub mod patterns;
 mod ranged;
+#[cfg(feature = "s3")]
 mod s3;
 mod upload;
 
+#[cfg(feature = "s3")]
 pub use aws_sdk_s3::config::Credentials;
+#[cfg(feature = "s3")]
 pub use client::{
     Anonymous, ClientOptions, DEFAULT_REGION, EnvVars, LimitOverrides, S3Client, endpoint_override,
     secret_values,
 };
 pub use content_type::{DEFAULT_CONTENT_TYPE, infer_content_type};
-pub use error::{Error, HasStatus, S3ErrorKind, chain, classify};
+pub use error::{Error, S3ErrorKind, chain};
+#[cfg(feature = "s3")]
+pub use error::{HasStatus, classify};
 pub use local::LocalStorageBackend;
 pub use ranged::{
     DigestKind, Expected, RangePlan, Verification, Verified, VerifiedReader, Verifier,
 };
+#[cfg(feature = "s3")]
 pub use s3::{
     ListedObject, ObjectBody, ObjectHead, RangeSink, S3StorageBackend, SINK_BATCH, WriteCondition,
 };
@@ -314,6 +325,7 @@ pub(crate) async fn source_size(source: &Path) -> Result<u64, Error> {
 #[derive(Clone)]
 pub enum StorageBackend {
     /// S3 or an S3-compatible server.
+    #[cfg(feature = "s3")]
     S3(S3StorageBackend),
     /// A local staging directory.
     Local(LocalStorageBackend),
@@ -321,7 +333,9 @@ pub enum StorageBackend {
 
 impl StorageBackend {
     /// An S3 backend.
+    #[cfg(feature = "s3")]
     pub fn s3(client: S3Client, options: TransferOptions) -> Self {
+        #[cfg(feature = "s3")]
         StorageBackend::S3(S3StorageBackend::new(client, options))
     }
 
@@ -334,7 +348,12 @@ impl StorageBackend {
     /// the default chain (signed; no anonymous fallback for writes).
     ///
     /// # Errors
-    /// As [`S3Client::connect`].
+    /// As [`S3Client::connect`]; [`Error::NoS3Support`] without a directory when the `s3`
+    /// feature is off.
+    #[cfg_attr(
+        not(feature = "s3"),
+        expect(clippy::unused_async, reason = "it awaits S3 in the s3 build")
+    )]
     pub async fn create(
         staging_dir: Option<&Path>,
         options: TransferOptions,
@@ -342,20 +361,31 @@ impl StorageBackend {
         if let Some(dir) = staging_dir {
             return Ok(Self::local(dir, options));
         }
-        let client_options = ClientOptions {
-            max_idle_connections: options.concurrency * options.part_concurrency,
-            ..ClientOptions::default()
-        };
-        Ok(Self::S3(
-            S3StorageBackend::new(S3Client::connect(&client_options).await?, options)
-                .giving_up_when_unreachable(),
-        ))
+        #[cfg(feature = "s3")]
+        {
+            let client_options = ClientOptions {
+                max_idle_connections: options.concurrency * options.part_concurrency,
+                ..ClientOptions::default()
+            };
+            Ok(Self::S3(
+                S3StorageBackend::new(S3Client::connect(&client_options).await?, options)
+                    .giving_up_when_unreachable(),
+            ))
+        }
+        #[cfg(not(feature = "s3"))]
+        {
+            let _ = options;
+            Err(Error::NoS3Support {
+                target: "S3 (no staging directory given)".to_owned(),
+            })
+        }
     }
 
     /// The endpoint and why it was given up on, once an S3 backend that gives up on an
     /// unreachable endpoint ([`S3StorageBackend::giving_up_when_unreachable`]) did.
     pub fn unreachable(&self) -> Option<(&str, &str)> {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => b.unreachable().map(|cause| (b.client().endpoint(), cause)),
             StorageBackend::Local(_) => None,
         }
@@ -363,6 +393,7 @@ impl StorageBackend {
 
     fn common(&self) -> &Common {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => &b.common,
             StorageBackend::Local(b) => &b.common,
         }
@@ -370,6 +401,7 @@ impl StorageBackend {
 
     fn common_mut(&mut self) -> &mut Common {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => &mut b.common,
             StorageBackend::Local(b) => &mut b.common,
         }
@@ -392,6 +424,7 @@ impl StorageBackend {
     /// Requests retried so far by this backend's S3 client and its clones (none locally).
     pub fn retries(&self) -> u64 {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => b.client().retries(),
             StorageBackend::Local(_) => 0,
         }
@@ -417,11 +450,16 @@ impl StorageBackend {
         &self,
         source: &Path,
         dest: &StorageLocation,
+        #[cfg_attr(
+            not(feature = "s3"),
+            expect(unused_variables, reason = "S3 records it")
+        )]
         sha256: Option<String>,
     ) -> Result<Outcome, Error> {
         let result = match self.not_started("upload", dest) {
             Some(e) => Err(e),
             None => match self {
+                #[cfg(feature = "s3")]
                 StorageBackend::S3(b) => b.upload_file(source, dest, sha256).await,
                 StorageBackend::Local(b) => b.upload_file(source, dest).await,
             },
@@ -432,8 +470,13 @@ impl StorageBackend {
 
     /// Once the endpoint is given up on, the error of a transfer to `dest` that is not
     /// started.
+    #[cfg_attr(
+        not(feature = "s3"),
+        expect(unused_variables, reason = "local transfers start")
+    )]
     fn not_started(&self, op: &'static str, dest: &StorageLocation) -> Option<Error> {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => b.not_started(op, &dest.to_string()),
             StorageBackend::Local(_) => None,
         }
@@ -473,6 +516,7 @@ impl StorageBackend {
         let result = match self.not_started("copy", dst) {
             Some(e) => Err(e),
             None => match self {
+                #[cfg(feature = "s3")]
                 StorageBackend::S3(b) => b.copy_file(src, dst).await,
                 StorageBackend::Local(b) => b.copy_file(src, dst).await,
             },
@@ -489,6 +533,7 @@ impl StorageBackend {
         include: &[String],
     ) -> Result<Vec<StorageLocation>, Error> {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => b.list_files(location, include).await,
             StorageBackend::Local(b) => b.list_files(location, include).await,
         }
@@ -496,12 +541,17 @@ impl StorageBackend {
 
     /// Checks before real work that `location` can be written to or read from; the error's
     /// [`S3ErrorKind`] tells an unreachable endpoint, bad credentials and a missing bucket apart.
+    #[cfg_attr(
+        not(feature = "s3"),
+        expect(clippy::unused_async, reason = "it awaits S3 in the s3 build")
+    )]
     pub async fn preflight(
         &self,
         direction: Direction,
         location: &StorageLocation,
     ) -> Result<(), Error> {
         match self {
+            #[cfg(feature = "s3")]
             StorageBackend::S3(b) => b.preflight(direction, location).await,
             StorageBackend::Local(b) => b.preflight(direction, location),
         }
@@ -514,6 +564,7 @@ impl StorageBackend {
             StorageBackend::Local(b) => location
                 .local_path(b.staging_dir())
                 .map_or_else(|_| location.to_string(), |path| path.display().to_string()),
+            #[cfg(feature = "s3")]
             StorageBackend::S3(_) => location.to_string(),
         }
     }

@@ -12,10 +12,13 @@
 use std::io::Read;
 use std::sync::Arc;
 
+#[cfg(feature = "s3")]
 use futures::StreamExt as _;
 use md5::Digest as _;
+#[cfg(feature = "s3")]
 use storage_location::StorageLocation;
 
+#[cfg(feature = "s3")]
 use crate::S3StorageBackend;
 use crate::error::Error;
 
@@ -345,6 +348,7 @@ impl Read for VerifiedReader {
     }
 }
 
+#[cfg(feature = "s3")]
 impl S3StorageBackend {
     /// Bytes `start..end` of `loc`, only of the version `etag`, as parallel ranged GETs of
     /// `plan`, yielded in order. Each range resumes from the byte it reached when its body

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use storage_location::StorageLocation;
 
-use crate::{ClientOptions, Direction, Error, Reporter, S3Client, StorageBackend, TransferOptions};
+use crate::{Direction, Error, Reporter, StorageBackend, TransferOptions};
 
 /// Where `location` is for the user: its path in the local staging directory `output_dir`,
 /// else its S3 URI.
@@ -27,7 +27,12 @@ impl StorageBackend {
     /// ([`crate::S3StorageBackend::giving_up_when_unreachable`]). Progress goes to `reporter`.
     ///
     /// # Errors
-    /// As [`S3Client::connect_with`].
+    /// As [`crate::S3Client::connect_with`]; [`Error::NoS3Support`] without a directory when the
+    /// `s3` feature is off.
+    #[cfg_attr(
+        not(feature = "s3"),
+        expect(clippy::unused_async, reason = "it awaits S3 in the s3 build")
+    )]
     pub async fn for_upload(
         output_dir: Option<&Path>,
         options: TransferOptions,
@@ -38,14 +43,25 @@ impl StorageBackend {
         if let Some(dir) = output_dir {
             return Ok(Self::local(dir, options).with_reporter(reporter));
         }
-        let client_options = ClientOptions {
-            region: Some(region.to_owned()),
-            max_idle_connections: options.concurrency * options.part_concurrency,
-            ..ClientOptions::default()
-        };
-        let client = S3Client::connect_with(&client_options, lookup).await?;
-        let backend = crate::S3StorageBackend::new(client, options).giving_up_when_unreachable();
-        Ok(Self::S3(backend).with_reporter(reporter))
+        #[cfg(feature = "s3")]
+        {
+            let client_options = crate::ClientOptions {
+                region: Some(region.to_owned()),
+                max_idle_connections: options.concurrency * options.part_concurrency,
+                ..crate::ClientOptions::default()
+            };
+            let client = crate::S3Client::connect_with(&client_options, lookup).await?;
+            let backend =
+                crate::S3StorageBackend::new(client, options).giving_up_when_unreachable();
+            Ok(Self::S3(backend).with_reporter(reporter))
+        }
+        #[cfg(not(feature = "s3"))]
+        {
+            let _ = (options, lookup, reporter);
+            Err(Error::NoS3Support {
+                target: format!("S3 in {region} (no output directory given)"),
+            })
+        }
     }
 
     /// Proves that `root` can be written to (credentials, bucket, a probe object written and
