@@ -27,3 +27,8 @@ pub mod rpm;
 pub mod wheel;
 
 pub use error::Error;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

@@ -113,3 +113,8 @@ pub(crate) fn write_file(dest: &Path, data: &[u8], mode: u32) -> Result<(), Erro
 pub(crate) fn push(s: &mut String, args: std::fmt::Arguments<'_>) {
     std::fmt::Write::write_fmt(s, args).expect("writing to a String cannot fail");
 }
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

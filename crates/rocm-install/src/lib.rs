@@ -469,3 +469,8 @@ async fn run_mode(
 
 #[cfg(test)]
 mod tests;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
