@@ -195,6 +195,8 @@ fn every_rock_ci_line_of_the_migration_table_parses() {
     let cwd = tempfile::tempdir().unwrap();
     let mut per_tool: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
+    // (row, line, `rock-ci --check-args` arguments): run at once below.
+    let mut checks: Vec<(&str, &str, Vec<String>)> = Vec::new();
     for (index, site) in sites.iter().enumerate() {
         assert_eq!(
             site.number,
@@ -227,20 +229,36 @@ fn every_rock_ci_line_of_the_migration_table_parses() {
             site.number
         );
         *per_tool.entry(tool.clone()).or_default() += 1;
-        let mut args = vec!["--check-args", tool.as_str()];
-        args.extend(words[1..].iter().map(String::as_str));
-        let out = rock_ci(&args, cwd.path(), &[]);
-        if out.status.code() != Some(0) || !out.stdout.is_empty() {
-            failures.push(format!(
-                "row {}: `{line}` ({:?}): exit {:?}\n{}{}",
-                site.number,
-                &words[1..],
-                out.status.code(),
-                text(&out.stdout),
-                text(&out.stderr)
-            ));
-        }
+        let mut args = vec!["--check-args".to_owned(), tool];
+        args.extend(words[1..].iter().cloned());
+        checks.push((site.number.as_str(), line, args));
     }
+    // Four processes at a time: each is slow to start under Wine.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|threads| {
+        for _ in 0..4 {
+            threads.spawn(|| {
+                while let Some((row, line, args)) =
+                    checks.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let out = rock_ci(&args, cwd.path(), &[]);
+                    if out.status.code() != Some(0) || !out.stdout.is_empty() {
+                        found.lock().unwrap().push(format!(
+                            "row {row}: `{line}` ({:?}): exit {:?}\n{}{}",
+                            &args[2..],
+                            out.status.code(),
+                            text(&out.stdout),
+                            text(&out.stderr)
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    failures.extend(found.into_inner().unwrap());
+    failures.sort();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The counts the guide gives are the table's.
     let intro = doc.split("## ").next().unwrap().replace('\n', " ");
