@@ -6,6 +6,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::frames::read::FramedDecoder;
 use crate::frames::write::FramedEncoder;
+use crate::member_index::{IndexedMember, MemberKind};
 use crate::{ArchiveFormat, Error};
 
 /// The zstd level used when none is given.
@@ -182,16 +183,33 @@ impl Write for Encoder {
 }
 
 impl Encoder {
-    fn finish(self) -> io::Result<Hashing> {
+    /// Where the next byte lands in the tar stream, for a zstd archive (which gets a member
+    /// index).
+    fn position(&self) -> Option<u64> {
+        match self {
+            Encoder::Zstd(e) => Some(e.position()),
+            _ => None,
+        }
+    }
+
+    /// Completes the stream (a zstd one with the member index of `members`); the index
+    /// frame's SHA-256 too.
+    fn finish(self, members: Vec<IndexedMember>) -> io::Result<(Hashing, Option<String>)> {
+        let mut index_sha256 = None;
         let buffered = match self {
-            Encoder::Zstd(e) => e.finish()?,
+            Encoder::Zstd(e) => {
+                let (out, sha) = e.finish_with_index(Some(members))?;
+                index_sha256 = sha;
+                out
+            }
             Encoder::Xz(e) => e.finish()?,
             Encoder::Gzip(e) => e.finish()?,
             Encoder::Plain(e) => e,
         };
-        buffered
+        let hashing = buffered
             .into_inner()
-            .map_err(io::IntoInnerError::into_error)
+            .map_err(io::IntoInnerError::into_error)?;
+        Ok((hashing, index_sha256))
     }
 }
 
@@ -254,6 +272,9 @@ pub struct Written {
     pub sha256: String,
     /// The archive's size in bytes.
     pub size: u64,
+    /// The SHA-256 of the member index frame of a zstd archive
+    /// ([`crate::member_index`]), to be recorded with it.
+    pub member_index_sha256: Option<String>,
 }
 
 /// Writes a compressed tar archive under a temporary name beside `dest` and renames it into
@@ -263,6 +284,8 @@ pub struct ArchiveWriter {
     builder: tar::Builder<Encoder>,
     temp: tempfile::NamedTempFile,
     dest: PathBuf,
+    /// The members so far, for the member index of a zstd archive.
+    members: Vec<IndexedMember>,
 }
 
 impl ArchiveWriter {
@@ -326,7 +349,33 @@ impl ArchiveWriter {
             builder,
             temp,
             dest: dest.to_path_buf(),
+            members: Vec::new(),
         })
+    }
+
+    /// Where the next member's headers start in the tar stream (zstd archives only).
+    fn start(&self) -> Option<u64> {
+        self.builder.get_ref().position()
+    }
+
+    /// Records the member just appended from `start` on, for the member index.
+    fn record(
+        &mut self,
+        start: Option<u64>,
+        path: &str,
+        kind: MemberKind,
+        mode: u32,
+        size: u64,
+        link: Option<&Path>,
+    ) {
+        let (Some(start), Some(end)) = (start, self.start()) else {
+            return;
+        };
+        let mut member = IndexedMember::new(path.trim_end_matches('/'), kind, start, end);
+        member.mode = mode & 0o7777;
+        member.size = size;
+        member.link = link.map(|l| l.to_string_lossy().replace('\\', "/"));
+        self.members.push(member);
     }
 
     /// Adds a regular file with `data` and `mode` at `arcname`.
@@ -335,9 +384,19 @@ impl ArchiveWriter {
         header.set_size(data.len() as u64);
         header.set_mode(mode);
         header.set_entry_type(tar::EntryType::Regular);
+        let start = self.start();
         self.builder
             .append_data(&mut header, arcname, data)
-            .map_err(|e| FileError::write(&self.dest, e).into())
+            .map_err(|e| FileError::write(&self.dest, e))?;
+        self.record(
+            start,
+            arcname,
+            MemberKind::File,
+            mode,
+            data.len() as u64,
+            None,
+        );
+        Ok(())
     }
 
     /// Adds the regular file, directory or symlink at `path` (not following symlinks) as
@@ -378,10 +437,21 @@ impl ArchiveWriter {
         header.set_mode(own_mode(path, &meta));
         let (seconds, pax_mtime) = meta.modified().map_or((0, None), tar_time);
         header.set_mtime(seconds);
+        let start = self.start();
         self.append_pax_mtime(pax_mtime)?;
         self.builder
             .append_link(&mut header, arcname, target)
-            .map_err(|e| FileError::write(&self.dest, e).into())
+            .map_err(|e| FileError::write(&self.dest, e))?;
+        let mode = own_mode(path, &meta);
+        self.record(
+            start,
+            arcname,
+            MemberKind::HardLink,
+            mode,
+            0,
+            Some(Path::new(target)),
+        );
+        Ok(())
     }
 
     /// The PAX record of an exact mtime, when there is one, before the member it describes (as
@@ -412,32 +482,39 @@ impl ArchiveWriter {
             None => meta.modified().map_or((0, None), tar_time),
         };
         header.set_mtime(seconds);
+        let start = self.start();
         // The exact time, when the header's whole seconds cannot hold it.
         self.append_pax_mtime(pax_mtime)?;
         let keep_mode = mtime.is_none();
         if meta.file_type().is_symlink() {
             let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;
-            self.append_link_header(header, arcname, &target)
+            self.append_link_header(header, arcname, &target, start)
         } else if meta.is_dir() {
             header.set_entry_type(tar::EntryType::Directory);
-            header.set_mode(if keep_mode { own_mode } else { 0o755 });
+            let mode = if keep_mode { own_mode } else { 0o755 };
+            header.set_mode(mode);
             header.set_size(0);
             self.builder
                 .append_data(&mut header, arcname, std::io::empty())
-                .map_err(|e| FileError::write(&self.dest, e).into())
+                .map_err(|e| FileError::write(&self.dest, e))?;
+            self.record(start, arcname, MemberKind::Dir, mode, 0, None);
+            Ok(())
         } else {
             let executable = own_mode & 0o111 != 0;
             header.set_entry_type(tar::EntryType::Regular);
-            header.set_mode(match (keep_mode, executable) {
+            let mode = match (keep_mode, executable) {
                 (true, _) => own_mode,
                 (false, true) => 0o755,
                 (false, false) => 0o644,
-            });
+            };
+            header.set_mode(mode);
             header.set_size(meta.len());
             let file = fs_err::File::open(path).map_err(|e| FileError::read(path, e))?;
             self.builder
                 .append_data(&mut header, arcname, std::io::BufReader::new(file))
-                .map_err(|e| FileError::read(path, e).into())
+                .map_err(|e| FileError::read(path, e))?;
+            self.record(start, arcname, MemberKind::File, mode, meta.len(), None);
+            Ok(())
         }
     }
 
@@ -449,29 +526,50 @@ impl ArchiveWriter {
         header.set_uid(0);
         header.set_gid(0);
         header.set_mtime(mtime);
-        self.append_link_header(header, arcname, Path::new(target))
+        let start = self.start();
+        self.append_link_header(header, arcname, Path::new(target), start)
     }
 
-    /// Adds the symlink member `arcname` to `target` with `header`'s owner and time.
+    /// Adds the symlink member `arcname` to `target` with `header`'s owner and time; its
+    /// headers started at `start`.
     fn append_link_header(
         &mut self,
         mut header: tar::Header,
         arcname: &str,
         target: &Path,
+        start: Option<u64>,
     ) -> Result<(), Error> {
         header.set_entry_type(tar::EntryType::Symlink);
         header.set_mode(0o777);
         header.set_size(0);
         self.builder
             .append_link(&mut header, arcname, target)
-            .map_err(|e| FileError::write(&self.dest, e).into())
+            .map_err(|e| FileError::write(&self.dest, e))?;
+        self.record(start, arcname, MemberKind::Symlink, 0o777, 0, Some(target));
+        Ok(())
     }
 
     /// Adds the file, directory or symlink at `path` (not following symlinks) as `arcname`.
     pub fn append_path(&mut self, arcname: &str, path: &Path) -> Result<(), Error> {
+        let meta = fs_err::symlink_metadata(path).map_err(|e| FileError::read(path, e))?;
+        let start = self.start();
         self.builder
             .append_path_with_name(path, arcname)
-            .map_err(|e| FileError::read(path, e).into())
+            .map_err(|e| FileError::read(path, e))?;
+        let file_type = meta.file_type();
+        let (kind, size, link) = if file_type.is_symlink() {
+            let target = fs_err::read_link(path).map_err(|e| FileError::read(path, e))?;
+            (MemberKind::Symlink, 0, Some(target))
+        } else if file_type.is_dir() {
+            (MemberKind::Dir, 0, None)
+        } else if file_type.is_file() {
+            (MemberKind::File, meta.len(), None)
+        } else {
+            (MemberKind::Other, 0, None)
+        };
+        let mode = own_mode(path, &meta);
+        self.record(start, arcname, kind, mode, size, link.as_deref());
+        Ok(())
     }
 
     /// Completes the archive and renames it to its destination (not synced to the disk).
@@ -485,11 +583,14 @@ impl ArchiveWriter {
             builder,
             temp,
             dest,
+            members,
         } = self;
         let encoder = builder
             .into_inner()
             .map_err(|e| FileError::write(&dest, e))?;
-        let hashing = encoder.finish().map_err(|e| FileError::write(&dest, e))?;
+        let (hashing, member_index_sha256) = encoder
+            .finish(members)
+            .map_err(|e| FileError::write(&dest, e))?;
         // Closed, not synced: an archive can be written again from its tree, and the rename
         // alone makes the whole archive appear at once; a sync here would make every archive
         // wait for the disk.
@@ -499,6 +600,7 @@ impl ArchiveWriter {
             path: dest,
             sha256: hex::encode(hashing.hasher.finalize()),
             size: hashing.len,
+            member_index_sha256,
         })
     }
 }

@@ -30,6 +30,7 @@ mod flat_tar;
 mod frames;
 mod gzip;
 mod logs;
+pub mod member_index;
 mod name;
 mod pack;
 mod targets;

@@ -349,7 +349,11 @@ fn an_archive_cut_between_frames_is_an_error() {
     writer.finish().unwrap();
     let archive = fs_err::read(&path).unwrap();
     let found = frames(&archive);
-    assert_eq!(found.len(), 4, "three frames and the seek table");
+    assert_eq!(
+        found.len(),
+        5,
+        "three frames, the member index and the seek table"
+    );
     let unpack = |bytes: &[u8], to: &str| {
         let stream = crate::decoder(crate::ArchiveFormat::TarZst, bytes).unwrap();
         let dest = dir.path().join(to);
@@ -358,8 +362,10 @@ fn an_archive_cut_between_frames_is_an_error() {
             .map(|_| fs_err::read(dest.join("p/big")).unwrap() == big)
     };
     assert!(unpack(&archive, "whole").unwrap());
-    // Without the seek table: every frame is there, the tree whole.
-    assert!(unpack(&archive[..found[3].0], "untabled").unwrap());
+    // Without the seek table, and without the index too: every frame is there, the tree
+    // whole.
+    assert!(unpack(&archive[..found[4].0], "untabled").unwrap());
+    assert!(unpack(&archive[..found[3].0], "unindexed").unwrap());
     // Without the last frame, or the last two: a valid zstd stream, a cut tar (inside a
     // member, or at its end).
     let mut cut_after_small = archive[..found[2].0].to_vec();

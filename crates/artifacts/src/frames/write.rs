@@ -49,6 +49,10 @@ pub(crate) struct FramedEncoder<W: Write> {
     /// Compresses on this thread when there are no workers.
     local: Option<zstd::bulk::Compressor<'static>>,
     entries: Vec<SeekEntry>,
+    /// The SHA-256 of each frame written (for the member index).
+    digests: Vec<String>,
+    /// Uncompressed bytes taken so far.
+    position: u64,
 }
 
 impl<W: Write> FramedEncoder<W> {
@@ -91,6 +95,8 @@ impl<W: Write> FramedEncoder<W> {
             jobs,
             workers: handles,
             entries: Vec::new(),
+            digests: Vec::new(),
+            position: 0,
         })
     }
 
@@ -138,6 +144,8 @@ impl<W: Write> FramedEncoder<W> {
 
     fn write_frame(&mut self, compressed: &[u8], decompressed: usize) -> io::Result<()> {
         self.output()?.write_all(compressed)?;
+        self.digests
+            .push(crate::member_index::frame_sha256(compressed));
         let sum = compressed[compressed.len() - 4..].try_into().ok();
         self.entries.push(SeekEntry {
             compressed: compressed.len() as u64,
@@ -147,21 +155,66 @@ impl<W: Write> FramedEncoder<W> {
         Ok(())
     }
 
+    /// Uncompressed bytes taken so far: where the next byte written lands in the content.
+    pub(crate) fn position(&self) -> u64 {
+        self.position
+    }
+
     /// Writes the last frame, the frames in flight and the seek table; hands back the output.
-    /// An empty input is one empty frame.
-    pub(crate) fn finish(mut self) -> io::Result<W> {
+    /// An empty input is one empty frame. (The archives are finished with their index.)
+    #[cfg(test)]
+    pub(crate) fn finish(self) -> io::Result<W> {
+        Ok(self.finish_with_index(None)?.0)
+    }
+
+    /// As [`FramedEncoder::finish`], with the member index of `members` (the frames filled in
+    /// here) in its skippable frame before the seek table; returns that frame's SHA-256 too.
+    pub(crate) fn finish_with_index(
+        mut self,
+        members: Option<Vec<crate::member_index::IndexedMember>>,
+    ) -> io::Result<(W, Option<String>)> {
         if !self.frame.is_empty() || self.entries.is_empty() && self.pending.is_empty() {
             self.end_frame()?;
         }
         while !self.pending.is_empty() {
             self.write_oldest()?;
         }
+        let mut index_sha256 = None;
+        if let Some(members) = members {
+            let mut index = crate::member_index::MemberIndex {
+                members,
+                ..Default::default()
+            };
+            let (mut offset, mut content_offset) = (0, 0);
+            for (entry, sha256) in self.entries.iter().zip(&self.digests) {
+                index.frames.push(crate::member_index::IndexedFrame {
+                    offset,
+                    compressed: entry.compressed,
+                    content_offset,
+                    decompressed: entry.decompressed,
+                    sha256: sha256.clone(),
+                });
+                offset += entry.compressed;
+                content_offset += entry.decompressed;
+            }
+            let frame = index.encode()?;
+            index_sha256 = Some(crate::member_index::frame_sha256(&frame));
+            self.output()?.write_all(&frame)?;
+            // Listed in the seek table as a frame of no content, so that the table's offsets
+            // stay right for seekable-format readers; its checksum is that of no content
+            // (the low 32 bits of XXH64 of nothing), for readers that check every frame's.
+            self.entries.push(SeekEntry {
+                compressed: frame.len() as u64,
+                decompressed: 0,
+                checksum: Some(0x51D8_E999),
+            });
+        }
         let table = seek_table(&self.entries)?;
         self.output()?.write_all(&table)?;
         self.stop_workers();
         let mut out = self.out.take().expect("the output is there until finished");
         out.flush()?;
-        Ok(out)
+        Ok((out, index_sha256))
     }
 
     fn output(&mut self) -> io::Result<&mut W> {
@@ -189,6 +242,7 @@ impl<W: Write> Write for FramedEncoder<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = buf.len().min(self.frame_size - self.frame.len());
         self.frame.extend_from_slice(&buf[..n]);
+        self.position += n as u64;
         if self.frame.len() == self.frame_size {
             self.end_frame()?;
         }

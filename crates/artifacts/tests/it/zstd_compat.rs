@@ -107,8 +107,8 @@ fn our_archives_unpack_with_every_zstd_reader() {
     pack_artifact_dir(&src, &ours, Compression::Zstd { level: 3 }, 2).unwrap();
     assert_eq!(
         frame_counts(&ours),
-        (3, 1),
-        "three frames and the seek table"
+        (3, 2),
+        "three frames, the member index and the seek table"
     );
 
     let by_us = work.path().join("by-us");
@@ -140,6 +140,17 @@ fn our_archives_unpack_with_every_zstd_reader() {
         members(exact_snapshot(&by_zstd)),
         expected,
         "zstd -d, tar -xf"
+    );
+    // pzstd, which reads skippable frames as frames of its own format.
+    let plain_pzstd = work.path().join("ours-pzstd.tar");
+    run(Command::new("pzstd")
+        .args(["-q", "-d", "-o"])
+        .arg(&plain_pzstd)
+        .arg(&ours));
+    assert_eq!(
+        fs_err::read(&plain_pzstd).unwrap(),
+        fs_err::read(&plain).unwrap(),
+        "pzstd -d as zstd -d"
     );
 
     // TheRock's reader: pyzstd's ZstdFile under tarfile, as a stream and with seeking.

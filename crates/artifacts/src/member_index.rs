@@ -1,0 +1,418 @@
+//! The member index of a multi-frame `.tar.zst`: every tar member (path, type, mode, size, link
+//! target, where its headers start and its data ends in the tar stream) and every frame (its
+//! compressed and decompressed size and the SHA-256 of its compressed bytes), so that a reader
+//! holding only the archive's tail can tell which frames hold a member, fetch just those and
+//! check each before decoding it.
+//!
+//! It is stored in a skippable frame of its own (magic [`INDEX_MAGIC`]) between the last data
+//! frame and the seek table, which stays the archive's last frame: zstd readers skip it, and
+//! readers of the seekable format find their table where they look for it. The frame's payload
+//! is the zstd-compressed index text followed by an 8-byte footer (the frame's whole size and
+//! [`INDEX_FOOTER_MAGIC`]), so that it can be found from the end. Its SHA-256 (of the whole
+//! skippable frame) is what uploads record beside the archive's own
+//! ([`INDEX_SHA256_METADATA_KEY`]): a partial reader trusts the index through it and each frame
+//! through the index.
+
+use std::io;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::frames::{SEEK_TABLE_FOOTER, SEEK_TABLE_MAGIC, SEEKABLE_MAGIC};
+
+/// The skippable-frame magic of the member index (the seek table's is 0x184D2A5E).
+pub const INDEX_MAGIC: u32 = 0x184D_2A5B;
+/// The last four bytes of the member index frame.
+pub const INDEX_FOOTER_MAGIC: u32 = 0x4D43_5252;
+/// The object metadata key under which uploads record the member index frame's SHA-256 (hex).
+pub const INDEX_SHA256_METADATA_KEY: &str = "member-index-sha256";
+/// The first line of the index text.
+const HEADER: &str = "rock-ci member index 1";
+/// The compression level of the index text.
+const LEVEL: i32 = 19;
+
+/// What a member is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemberKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// A hard link to a member before it.
+    HardLink,
+    /// Anything else tar can hold.
+    Other,
+}
+
+impl MemberKind {
+    fn code(self) -> char {
+        match self {
+            MemberKind::File => 'f',
+            MemberKind::Dir => 'd',
+            MemberKind::Symlink => 'l',
+            MemberKind::HardLink => 'h',
+            MemberKind::Other => 'o',
+        }
+    }
+
+    fn from_code(code: &str) -> Option<Self> {
+        Some(match code {
+            "f" => MemberKind::File,
+            "d" => MemberKind::Dir,
+            "l" => MemberKind::Symlink,
+            "h" => MemberKind::HardLink,
+            "o" => MemberKind::Other,
+            _ => return None,
+        })
+    }
+
+    /// The kind of a tar entry type.
+    pub fn of(entry_type: tar::EntryType) -> Self {
+        match entry_type {
+            tar::EntryType::Regular | tar::EntryType::Continuous => MemberKind::File,
+            tar::EntryType::Directory => MemberKind::Dir,
+            tar::EntryType::Symlink => MemberKind::Symlink,
+            tar::EntryType::Link => MemberKind::HardLink,
+            _ => MemberKind::Other,
+        }
+    }
+
+    /// Its name in listings: `file`, `dir`, `symlink`, `hardlink`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberKind::File => "file",
+            MemberKind::Dir => "dir",
+            MemberKind::Symlink => "symlink",
+            MemberKind::HardLink => "hardlink",
+            MemberKind::Other => "other",
+        }
+    }
+}
+
+/// One tar member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexedMember {
+    /// Its path in the archive.
+    pub path: String,
+    /// What it is.
+    pub kind: MemberKind,
+    /// Its permission bits.
+    pub mode: u32,
+    /// Its data's size (0 but for regular files).
+    pub size: u64,
+    /// The link target of a symlink or hard link.
+    pub link: Option<String>,
+    /// Where its first header (extension headers included) starts in the tar stream.
+    pub start: u64,
+    /// Where its data (padding included) ends in the tar stream: the next member's start.
+    pub end: u64,
+}
+
+impl IndexedMember {
+    /// A member spanning `start..end` of the tar stream.
+    pub fn new(path: impl Into<String>, kind: MemberKind, start: u64, end: u64) -> Self {
+        IndexedMember {
+            path: path.into(),
+            kind,
+            mode: 0,
+            size: 0,
+            link: None,
+            start,
+            end,
+        }
+    }
+}
+
+/// One zstd frame of the archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexedFrame {
+    /// Where the frame starts in the archive.
+    pub offset: u64,
+    /// Its compressed size.
+    pub compressed: u64,
+    /// Where its content starts in the tar stream.
+    pub content_offset: u64,
+    /// Its decompressed size.
+    pub decompressed: u64,
+    /// The SHA-256 of its compressed bytes (lowercase hex).
+    pub sha256: String,
+}
+
+/// An archive's frames and members.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemberIndex {
+    /// The frames, in order.
+    pub frames: Vec<IndexedFrame>,
+    /// The members, in archive order.
+    pub members: Vec<IndexedMember>,
+}
+
+/// Why an index could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// The archive has no member index (written by another tool, or not zstd).
+    #[error("the archive has no member index")]
+    Missing,
+    /// More of the archive's end is needed: at least this many bytes from its end.
+    #[error("the member index needs the last {0} bytes of the archive")]
+    NeedTail(u64),
+    /// The index frame is not what its footer or text says.
+    #[error("the member index is damaged: {0}")]
+    Damaged(String),
+    /// The index frame's SHA-256 is not the one recorded for it.
+    #[error("the member index's SHA-256 is {actual}, not the {expected} recorded for it")]
+    Mismatch {
+        /// The digest recorded (object metadata).
+        expected: String,
+        /// The digest of the index frame read.
+        actual: String,
+    },
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\t' => out.push_str("%09"),
+            '\n' => out.push_str("%0A"),
+            '\r' => out.push_str("%0D"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn unescape(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i + 1..i + 3)?;
+        out.push(match code {
+            "25" => '%',
+            "09" => '\t',
+            "0A" => '\n',
+            "0D" => '\r',
+            _ => return None,
+        });
+        rest = &rest[i + 3..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+impl MemberIndex {
+    /// The index text: a header line, a line per frame, a line per member, tab-separated
+    /// (`%`, tab and line breaks in paths escaped as `%25`, `%09`, `%0A`, `%0D`).
+    fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut text = format!("{HEADER}\n");
+        for f in &self.frames {
+            let _ = writeln!(
+                text,
+                "F\t{}\t{}\t{}",
+                f.compressed, f.decompressed, f.sha256
+            );
+        }
+        for m in &self.members {
+            let _ = write!(
+                text,
+                "M\t{}\t{}\t{}\t{:o}\t{}\t{}",
+                m.start,
+                m.end - m.start,
+                m.kind.code(),
+                m.mode,
+                m.size,
+                escape(&m.path)
+            );
+            if let Some(link) = &m.link {
+                let _ = write!(text, "\t{}", escape(link));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    fn parse_text(text: &str) -> Result<Self, IndexError> {
+        let bad = |line: &str| IndexError::Damaged(format!("unreadable line {line:?}"));
+        let mut lines = text.lines();
+        if lines.next() != Some(HEADER) {
+            return Err(IndexError::Damaged("no index header".to_owned()));
+        }
+        let mut index = MemberIndex::default();
+        let (mut offset, mut content_offset) = (0, 0);
+        for line in lines {
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields.as_slice() {
+                ["F", compressed, decompressed, sha256] => {
+                    let compressed: u64 = compressed.parse().map_err(|_| bad(line))?;
+                    let decompressed: u64 = decompressed.parse().map_err(|_| bad(line))?;
+                    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return Err(bad(line));
+                    }
+                    index.frames.push(IndexedFrame {
+                        offset,
+                        compressed,
+                        content_offset,
+                        decompressed,
+                        sha256: (*sha256).to_owned(),
+                    });
+                    offset += compressed;
+                    content_offset += decompressed;
+                }
+                ["M", start, len, kind, mode, size, path, link @ ..] if link.len() <= 1 => {
+                    let start: u64 = start.parse().map_err(|_| bad(line))?;
+                    let len: u64 = len.parse().map_err(|_| bad(line))?;
+                    index.members.push(IndexedMember {
+                        path: unescape(path).ok_or_else(|| bad(line))?,
+                        kind: MemberKind::from_code(kind).ok_or_else(|| bad(line))?,
+                        mode: u32::from_str_radix(mode, 8).map_err(|_| bad(line))?,
+                        size: size.parse().map_err(|_| bad(line))?,
+                        link: match link.first() {
+                            Some(l) => Some(unescape(l).ok_or_else(|| bad(line))?),
+                            None => None,
+                        },
+                        start,
+                        end: start.checked_add(len).ok_or_else(|| bad(line))?,
+                    });
+                }
+                _ => return Err(bad(line)),
+            }
+        }
+        if let Some(m) = index.members.iter().find(|m| m.end > content_offset) {
+            return Err(IndexError::Damaged(format!(
+                "member {:?} ends at {} past the {content_offset} bytes of the frames",
+                m.path, m.end
+            )));
+        }
+        Ok(index)
+    }
+
+    /// The skippable frame holding this index.
+    ///
+    /// # Errors
+    /// When the index does not fit a skippable frame (4 GiB) or does not compress.
+    pub fn encode(&self) -> io::Result<Vec<u8>> {
+        let compressed = zstd::bulk::compress(self.text().as_bytes(), LEVEL)?;
+        let size = u32::try_from(compressed.len() + 8)
+            .map_err(|_| io::Error::other("the member index is too large for a frame"))?;
+        let mut frame = Vec::with_capacity(compressed.len() + 16);
+        frame.extend_from_slice(&INDEX_MAGIC.to_le_bytes());
+        frame.extend_from_slice(&size.to_le_bytes());
+        frame.extend_from_slice(&compressed);
+        frame.extend_from_slice(&(size + 8).to_le_bytes());
+        frame.extend_from_slice(&INDEX_FOOTER_MAGIC.to_le_bytes());
+        Ok(frame)
+    }
+
+    /// Reads the index from `tail`, the last bytes of an archive of `archive_len` bytes, and
+    /// returns it with the SHA-256 of its frame; with `expected`, that digest must be it.
+    ///
+    /// # Errors
+    /// [`IndexError::NeedTail`] when `tail` is too short (ask again for that many bytes);
+    /// [`IndexError::Missing`] when the archive has no index; [`IndexError::Mismatch`] and
+    /// [`IndexError::Damaged`] when it is not to be trusted.
+    pub fn from_tail(
+        tail: &[u8],
+        archive_len: u64,
+        expected: Option<&str>,
+    ) -> Result<(Self, String), IndexError> {
+        let (at, frame) = index_frame(tail, archive_len)?;
+        let actual = hex::encode(Sha256::digest(frame));
+        if let Some(expected) = expected
+            && !expected.eq_ignore_ascii_case(&actual)
+        {
+            return Err(IndexError::Mismatch {
+                expected: expected.to_owned(),
+                actual,
+            });
+        }
+        let payload = &frame[8..frame.len() - 8];
+        let text = zstd::stream::decode_all(payload)
+            .map_err(|e| IndexError::Damaged(format!("its text does not decode: {e}")))?;
+        let text = String::from_utf8(text)
+            .map_err(|_| IndexError::Damaged("its text is not UTF-8".to_owned()))?;
+        let index = Self::parse_text(&text)?;
+        // The frames must end where the index frame starts.
+        let frames_end = index.frames.last().map_or(0, |f| f.offset + f.compressed);
+        let frame_start = archive_len - (tail.len() - at) as u64;
+        if frames_end != frame_start {
+            return Err(IndexError::Damaged(format!(
+                "its frames end at {frames_end}, where the index frame starts at {frame_start}"
+            )));
+        }
+        Ok((index, actual))
+    }
+
+    /// The frames (indexes into [`MemberIndex::frames`]) that hold the bytes `start..end` of
+    /// the tar stream.
+    pub fn frames_for(&self, start: u64, end: u64) -> std::ops::Range<usize> {
+        let first = self
+            .frames
+            .partition_point(|f| f.content_offset + f.decompressed <= start);
+        let last = self.frames.partition_point(|f| f.content_offset < end);
+        first..last.max(first)
+    }
+}
+
+/// The skippable frame of the index within `tail`, and where it starts there.
+fn index_frame(tail: &[u8], archive_len: u64) -> Result<(usize, &[u8]), IndexError> {
+    let need = |n: usize| IndexError::NeedTail((n as u64).min(archive_len));
+    if tail.len() < SEEK_TABLE_FOOTER {
+        return Err(need(SEEK_TABLE_FOOTER + 16));
+    }
+    let end = tail.len();
+    if tail[end - 4..] != SEEKABLE_MAGIC.to_le_bytes() {
+        return Err(IndexError::Missing);
+    }
+    let frames = u32::from_le_bytes(tail[end - 9..end - 5].try_into().expect("4 bytes")) as usize;
+    let entry_len = if tail[end - 5] & 0x80 != 0 { 12 } else { 8 };
+    let table_len = 8 + frames * entry_len + SEEK_TABLE_FOOTER;
+    let footer_end = table_len + 8;
+    if tail.len() < footer_end {
+        return Err(need(footer_end + 4096));
+    }
+    let table = &tail[end - table_len..];
+    if table[..4] != SEEK_TABLE_MAGIC.to_le_bytes() {
+        return Err(IndexError::Missing);
+    }
+    let footer = &tail[end - footer_end..end - table_len];
+    if footer[4..] != INDEX_FOOTER_MAGIC.to_le_bytes() {
+        return Err(IndexError::Missing);
+    }
+    let frame_len = u32::from_le_bytes(footer[..4].try_into().expect("4 bytes")) as usize;
+    if frame_len < 16 || (frame_len + table_len) as u64 > archive_len {
+        return Err(IndexError::Damaged(format!("a frame size of {frame_len}")));
+    }
+    if tail.len() < frame_len + table_len {
+        return Err(need(frame_len + table_len));
+    }
+    let at = end - table_len - frame_len;
+    let frame = &tail[at..end - table_len];
+    if frame[..4] != INDEX_MAGIC.to_le_bytes()
+        || u32::from_le_bytes(frame[4..8].try_into().expect("4 bytes")) as usize != frame_len - 8
+    {
+        return Err(IndexError::Damaged(
+            "its frame header does not match its footer".to_owned(),
+        ));
+    }
+    Ok((at, frame))
+}
+
+/// The SHA-256 of a frame's compressed bytes (lowercase hex), as the index records it.
+pub fn frame_sha256(compressed: &[u8]) -> String {
+    hex::encode(Sha256::digest(compressed))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,201 @@
+//! The member index of multi-frame `.tar.zst` archives: read from the archive's tail alone, it
+//! lists every member as the archive holds it (path, type, mode, size, link target, where its
+//! headers start) and every frame (where it is, its sizes, the SHA-256 of its bytes).
+
+use std::io::Read as _;
+use std::path::Path;
+
+use artifacts::member_index::{IndexError, MemberIndex, MemberKind};
+use artifacts::{Compression, pack_artifact_dir};
+use rock_ci_test_support::tar_tree::write_sample_tree;
+
+/// A tree of the sample members and, in a directory of its own, 20 MiB of text (three frames).
+fn tree(root: &Path) {
+    write_sample_tree(root, "p/stage", "index");
+    let big = root.join("p/stage/big");
+    fs_err::create_dir(&big).unwrap();
+    fs_err::write(
+        big.join("libbig.so"),
+        rock_ci_test_support::incompressible_text(20 << 20, 3),
+    )
+    .unwrap();
+    fs_err::write(big.join("z-after.txt"), "after the big one\n").unwrap();
+}
+
+/// An offset as an index into the archive's bytes.
+fn at(offset: u64) -> usize {
+    usize::try_from(offset).unwrap()
+}
+
+/// The index read from the last `n` bytes of `archive`, growing `n` as the reader asks.
+fn index_from_tail(archive: &[u8], mut n: usize) -> (MemberIndex, String, usize) {
+    loop {
+        let tail = &archive[archive.len() - n.min(archive.len())..];
+        match MemberIndex::from_tail(tail, archive.len() as u64, None) {
+            Ok((index, sha)) => return (index, sha, tail.len()),
+            Err(IndexError::NeedTail(more)) => {
+                assert!(at(more) > n, "asks for more than it had: {more} after {n}");
+                n = at(more);
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// The members of `index` are those of the archive's tar stream, each parsed from its start
+/// alone, one after the other.
+fn members_as_the_stream_holds_them(archive: &[u8], index: &MemberIndex) {
+    let mut stream = Vec::new();
+    zstd::stream::read::Decoder::new(archive)
+        .unwrap()
+        .read_to_end(&mut stream)
+        .unwrap();
+    let mut expected = Vec::new();
+    let mut all = tar::Archive::new(&stream[..]);
+    for entry in all.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let link = entry
+            .link_name()
+            .unwrap()
+            .map(|l| l.to_string_lossy().into_owned());
+        expected.push((
+            entry
+                .path()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches('/')
+                .to_owned(),
+            MemberKind::of(entry.header().entry_type()),
+            entry.header().mode().unwrap() & 0o7777,
+            entry.size(),
+            link,
+        ));
+        std::io::copy(&mut entry, &mut std::io::sink()).unwrap();
+    }
+    let listed: Vec<_> = index
+        .members
+        .iter()
+        .map(|m| (m.path.clone(), m.kind, m.mode, m.size, m.link.clone()))
+        .collect();
+    assert_eq!(listed, expected);
+    for m in &index.members {
+        let mut at = tar::Archive::new(&stream[at(m.start)..at(m.end)]);
+        let mut entries = at.entries().unwrap();
+        let first = entries.next().expect("a member at its start").unwrap();
+        assert_eq!(
+            first
+                .path()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches('/'),
+            m.path
+        );
+        assert_eq!(first.size(), m.size);
+    }
+    for pair in index.members.windows(2) {
+        assert_eq!(pair[0].end, pair[1].start, "members follow each other");
+    }
+}
+
+#[test]
+fn the_index_from_the_tail_lists_every_member_and_frame_as_the_archive_holds_them() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    tree(&src);
+    let path = work.path().join("a.tar.zst");
+    let packed = pack_artifact_dir(&src, &path, Compression::Zstd { level: 3 }, 2).unwrap();
+    let archive = fs_err::read(&path).unwrap();
+    let recorded = packed
+        .archive
+        .member_index_sha256
+        .clone()
+        .expect("an index");
+
+    // From a tail of 16 bytes on: the reader says how much it needs.
+    let (index, sha, read) = index_from_tail(&archive, 16);
+    assert_eq!(sha, recorded, "the digest the writer reported");
+    assert!(read < 64 << 10, "a tail of {read} bytes");
+    assert!(matches!(
+        MemberIndex::from_tail(
+            &archive[archive.len() - read..],
+            archive.len() as u64,
+            Some(&"0".repeat(64))
+        ),
+        Err(IndexError::Mismatch { .. })
+    ));
+
+    // Each frame is where the index says, with its digest.
+    assert_eq!(index.frames.len(), 3);
+    for f in &index.frames {
+        let bytes = &archive[at(f.offset)..at(f.offset + f.compressed)];
+        assert_eq!(artifacts::member_index::frame_sha256(bytes), f.sha256);
+        let decoded = zstd::stream::decode_all(bytes).unwrap();
+        assert_eq!(decoded.len() as u64, f.decompressed);
+    }
+
+    members_as_the_stream_holds_them(&archive, &index);
+    // The big library spans every frame; the file after it, only the last.
+    let big = index
+        .members
+        .iter()
+        .find(|m| m.path.ends_with("libbig.so"))
+        .unwrap();
+    assert_eq!(index.frames_for(big.start, big.end), 0..3);
+    let after = index
+        .members
+        .iter()
+        .find(|m| m.path.ends_with("z-after.txt"))
+        .unwrap();
+    assert_eq!(index.frames_for(after.start, after.end), 2..3);
+
+    // What the index costs.
+    let index_frame = archive.len() as u64
+        - index
+            .frames
+            .last()
+            .map(|f| f.offset + f.compressed)
+            .unwrap();
+    assert!(
+        index_frame < 4096,
+        "index and seek table: {index_frame} bytes"
+    );
+}
+
+#[test]
+fn a_damaged_index_is_refused_and_other_archives_have_none() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    write_sample_tree(&src, "p/stage", "damaged");
+    let path = work.path().join("a.tar.zst");
+    let packed = pack_artifact_dir(&src, &path, Compression::Zstd { level: 3 }, 0).unwrap();
+    let archive = fs_err::read(&path).unwrap();
+    let (index, _, _) = index_from_tail(&archive, archive.len());
+    // One byte of the compressed index text changed: its digest no longer matches.
+    let index_text_byte = at(index
+        .frames
+        .last()
+        .map(|f| f.offset + f.compressed)
+        .unwrap())
+        + 12;
+    let mut damaged = archive.clone();
+    damaged[index_text_byte] ^= 0x55;
+    let recorded = packed.archive.member_index_sha256.unwrap();
+    assert!(matches!(
+        MemberIndex::from_tail(&damaged, damaged.len() as u64, Some(&recorded)),
+        Err(IndexError::Mismatch { .. })
+    ));
+    // xz and gzip archives have none.
+    for (compression, name) in [
+        (Compression::Xz { preset: 1 }, "a.tar.xz"),
+        (Compression::Gzip { level: 1 }, "a.tar.gz"),
+    ] {
+        let other = work.path().join(name);
+        let packed = pack_artifact_dir(&src, &other, compression, 0).unwrap();
+        assert_eq!(packed.archive.member_index_sha256, None);
+        let bytes = fs_err::read(&other).unwrap();
+        assert!(matches!(
+            MemberIndex::from_tail(&bytes, bytes.len() as u64, None),
+            Err(IndexError::Missing)
+        ));
+    }
+}
