@@ -36,6 +36,24 @@ enum Command {
     Info(InfoArgs),
     /// List the stages of the topology.
     ListStages(TopologyArgs),
+    /// List what a run's archives hold, from their member indexes, without downloading them
+    /// (only each archive's end is read).
+    ListMembers(ListMembersArgs),
+}
+
+#[derive(Debug, Args)]
+struct ListMembersArgs {
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Only the archives whose file name this regex finds (repeatable; all by default).
+    #[arg(long = "include")]
+    include: Vec<String>,
+    /// `text` (a line per member) or `json`.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+    /// Archives read at once.
+    #[arg(long, default_value_t = 10)]
+    concurrency: u32,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -274,6 +292,13 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
                 a.amdgpu_families.as_deref(),
                 out,
             )?;
+        }
+        Command::ListMembers(a) => {
+            let mut request =
+                stages::ListMembersRequest::new(run_options(&a.backend, a.concurrency as usize)?);
+            request.include = a.include;
+            request.json = a.format == "json";
+            stages::list_members(&request, out).await?;
         }
         Command::ListStages(a) => {
             build_topology::write_stage_list(&a.checkout().load_topology()?, out)?;

@@ -344,6 +344,26 @@ fn a_multi_stage_pipeline_runs_through_s3() {
         let sidecar =
             String::from_utf8(p.server.read(ext, &format!("{ext_prefix}/{a}.sha256sum"))).unwrap();
         assert_eq!(sidecar.split_whitespace().next(), Some(sha.as_str()), "{a}");
+        // The member index's digest in the object's metadata, as its tail holds it.
+        let bytes = p.server.read(ext, &format!("{ext_prefix}/{a}"));
+        let (index, index_sha) =
+            artifacts::member_index::MemberIndex::from_tail(&bytes, bytes.len() as u64, None)
+                .unwrap_or_else(|e| panic!("{a}: {e}"));
+        let head = p.server.head(ext, &format!("{ext_prefix}/{a}")).unwrap();
+        assert_eq!(
+            head.metadata
+                .get(artifacts::member_index::INDEX_SHA256_METADATA_KEY),
+            Some(&index_sha),
+            "{a}"
+        );
+        assert!(
+            index
+                .members
+                .iter()
+                .any(|m| m.path == "artifact_manifest.txt"),
+            "{a}: {:?}",
+            index.members
+        );
     }
     // What tar unpacks from the pushed archives is the exploded directories, file for file.
     for a in archives {

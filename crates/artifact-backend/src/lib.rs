@@ -45,6 +45,7 @@ use storage_backend::NoReporter;
 mod download;
 mod env;
 mod fetch;
+mod members;
 pub mod pipeline;
 pub mod stages;
 mod tree_record;
@@ -144,6 +145,15 @@ pub enum Error {
     /// A storage operation failed.
     #[error(transparent)]
     Storage(#[from] storage_backend::Error),
+    /// The member index of an archive is damaged or not the one recorded for it.
+    #[error("The member index of `{archive}` cannot be used")]
+    MemberIndex {
+        /// The archive.
+        archive: String,
+        /// Why.
+        #[source]
+        source: artifacts::member_index::IndexError,
+    },
     /// An invalid layout input.
     #[error(transparent)]
     Layout(#[from] workflow_outputs::Error),
@@ -664,6 +674,26 @@ impl ArtifactBackend {
         key: &str,
         sha256: Option<String>,
     ) -> Result<String, Error> {
+        self.upload_artifact_indexed(source, key, sha256, None)
+            .await
+    }
+
+    /// [`ArtifactBackend::upload_artifact_hashed`] of a `.tar.zst` with a member index
+    /// (`artifacts::member_index`) whose frame has SHA-256 `member_index_sha256`: on S3 that
+    /// digest is recorded in the object's metadata
+    /// (`artifacts::member_index::INDEX_SHA256_METADATA_KEY`), where a reader of single
+    /// members checks the index against it.
+    pub async fn upload_artifact_indexed(
+        &self,
+        source: &Path,
+        key: &str,
+        sha256: Option<String>,
+        #[cfg_attr(
+            not(feature = "s3"),
+            expect(unused_variables, reason = "S3 records it")
+        )]
+        member_index_sha256: Option<&str>,
+    ) -> Result<String, Error> {
         if !source.is_file() {
             return Err(Error::MissingSource(source.to_path_buf()));
         }
@@ -695,8 +725,12 @@ impl ArtifactBackend {
             ArtifactBackend::S3(b) => {
                 let backend = storage_backend::StorageBackend::S3((*b.uploads).clone())
                     .with_reporter(b.reporter.clone());
+                let extra: Vec<(&str, &str)> = member_index_sha256
+                    .map(|index| (artifacts::member_index::INDEX_SHA256_METADATA_KEY, index))
+                    .into_iter()
+                    .collect();
                 backend
-                    .upload_file_hashed(source, &b.root.artifact(key), Some(sha.clone()))
+                    .upload_file_recording(source, &b.root.artifact(key), Some(sha.clone()), &extra)
                     .await?;
                 b.uploads
                     .put_bytes(

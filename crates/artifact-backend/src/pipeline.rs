@@ -447,7 +447,10 @@ pub(crate) fn filter_by_regex(
         .collect()
 }
 
-fn compile(patterns: &[String], what: &'static str) -> Result<Vec<Regex>, TransferError> {
+pub(crate) fn compile(
+    patterns: &[String],
+    what: &'static str,
+) -> Result<Vec<Regex>, TransferError> {
     patterns
         .iter()
         .map(|p| {

@@ -4,6 +4,7 @@
 //! outputs server-side. Which artifacts a stage takes is `build_topology`'s.
 
 mod copy;
+mod members;
 mod push;
 mod tarballs;
 
@@ -24,6 +25,7 @@ use crate::pipeline::{
 use crate::{ArtifactBackend, ArtifactEntry};
 
 pub use copy::{CopyRequest, copy};
+pub use members::{ArchiveMembers, ListMembersRequest, list_members};
 pub use push::{PushRequest, push};
 pub use tarballs::{
     BUILD_MANIFEST, BuiltTarball, EXCLUDED_ARTIFACTS, EXCLUDED_COMPONENTS, TarballsRequest,

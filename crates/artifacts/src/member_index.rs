@@ -409,6 +409,37 @@ fn index_frame(tail: &[u8], archive_len: u64) -> Result<(usize, &[u8]), IndexErr
     Ok((at, frame))
 }
 
+/// The first tail read: enough for the index of most archives (a few thousand members).
+pub const FIRST_TAIL: u64 = 64 << 10;
+
+/// The member index of the archive file at `path` and its frame's SHA-256, reading only the
+/// file's end: `None` when the archive has none.
+///
+/// # Errors
+/// When the file cannot be read, or its index is damaged.
+pub fn read_from_file(path: &std::path::Path) -> io::Result<Option<(MemberIndex, String)>> {
+    use std::io::{Read as _, Seek as _};
+    let mut file = fs_err::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut want = FIRST_TAIL.min(len);
+    loop {
+        file.seek(io::SeekFrom::Start(len - want))?;
+        let mut tail = vec![0; usize::try_from(want).map_err(io::Error::other)?];
+        file.read_exact(&mut tail)?;
+        match MemberIndex::from_tail(&tail, len, None) {
+            Ok(found) => return Ok(Some(found)),
+            Err(IndexError::Missing) => return Ok(None),
+            Err(IndexError::NeedTail(more)) if more > want => want = more,
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                ));
+            }
+        }
+    }
+}
+
 /// The SHA-256 of a frame's compressed bytes (lowercase hex), as the index records it.
 pub fn frame_sha256(compressed: &[u8]) -> String {
     hex::encode(Sha256::digest(compressed))

@@ -450,17 +450,33 @@ impl StorageBackend {
         &self,
         source: &Path,
         dest: &StorageLocation,
+        sha256: Option<String>,
+    ) -> Result<Outcome, Error> {
+        self.upload_file_recording(source, dest, sha256, &[]).await
+    }
+
+    /// [`StorageBackend::upload_file_hashed`] recording `extra` (key, value) pairs beside the
+    /// SHA-256 in the object's metadata on S3 (a local staging directory keeps no metadata).
+    pub async fn upload_file_recording(
+        &self,
+        source: &Path,
+        dest: &StorageLocation,
         #[cfg_attr(
             not(feature = "s3"),
             expect(unused_variables, reason = "S3 records it")
         )]
         sha256: Option<String>,
+        #[cfg_attr(
+            not(feature = "s3"),
+            expect(unused_variables, reason = "S3 records it")
+        )]
+        extra: &[(&str, &str)],
     ) -> Result<Outcome, Error> {
         let result = match self.not_started("upload", dest) {
             Some(e) => Err(e),
             None => match self {
                 #[cfg(feature = "s3")]
-                StorageBackend::S3(b) => b.upload_file(source, dest, sha256).await,
+                StorageBackend::S3(b) => b.upload_file(source, dest, sha256, extra).await,
                 StorageBackend::Local(b) => b.upload_file(source, dest).await,
             },
         };

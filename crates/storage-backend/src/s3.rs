@@ -647,7 +647,7 @@ impl S3StorageBackend {
             return Ok(Outcome::Planned);
         }
         let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
-        self.put_object(data, dest, content_type, &sha, None)
+        self.put_object(data, dest, content_type, (&sha, &[]), None)
             .await?;
         Ok(Outcome::Transferred)
     }
@@ -671,7 +671,7 @@ impl S3StorageBackend {
             return Ok(Outcome::Planned);
         }
         let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
-        self.put_object(data, dest, content_type, &sha, Some(condition))
+        self.put_object(data, dest, content_type, (&sha, &[]), Some(condition))
             .await?;
         Ok(Outcome::Transferred)
     }
@@ -683,7 +683,7 @@ impl S3StorageBackend {
         data: Vec<u8>,
         dest: &StorageLocation,
         content_type: &str,
-        sha: &str,
+        (sha, extra): (&str, &[(&str, &str)]),
         condition: Option<&WriteCondition>,
     ) -> Result<(), Error> {
         let size = data.len() as u64;
@@ -696,7 +696,7 @@ impl S3StorageBackend {
                 .key(dest.relative_path())
                 .content_type(content_type)
                 .content_length(i64::try_from(size).unwrap_or(i64::MAX))
-                .metadata(SHA256_METADATA_KEY, sha)
+                .set_metadata(Some(metadata(sha, extra)))
                 .set_if_match(if_match.clone())
                 .set_if_none_match(if_none_match.clone())
                 .body(ByteStream::from(data.clone()))
@@ -854,8 +854,9 @@ impl S3StorageBackend {
         source: &Path,
         dest: &StorageLocation,
         known_sha256: Option<String>,
+        extra: &[(&str, &str)],
     ) -> Result<Outcome, Error> {
-        self.upload_file_under(source, dest, known_sha256, None)
+        self.upload_file_under(source, dest, known_sha256, extra, None)
             .await
     }
 
@@ -872,7 +873,7 @@ impl S3StorageBackend {
         known_sha256: Option<String>,
         condition: &WriteCondition,
     ) -> Result<Outcome, Error> {
-        self.upload_file_under(source, dest, known_sha256, Some(condition))
+        self.upload_file_under(source, dest, known_sha256, &[], Some(condition))
             .await
     }
 
@@ -881,6 +882,7 @@ impl S3StorageBackend {
         source: &Path,
         dest: &StorageLocation,
         known_sha256: Option<String>,
+        extra: &[(&str, &str)],
         condition: Option<&WriteCondition>,
     ) -> Result<Outcome, Error> {
         let size = crate::source_size(source).await?;
@@ -929,12 +931,19 @@ impl S3StorageBackend {
         let id = self.common.reporter.on_transfer_start(&dest.s3_uri(), size);
         if let Some(data) = contents {
             let size = data.len() as u64;
-            self.put_object(data, dest, content_type, &sha, condition)
+            self.put_object(data, dest, content_type, (&sha, extra), condition)
                 .await?;
             self.common.reporter.on_transfer_progress(id, size);
         } else {
-            self.multipart_upload(source, dest, (size, content_type, &sha), id, condition)
-                .await?;
+            self.multipart_upload(
+                source,
+                dest,
+                (size, content_type, &sha),
+                extra,
+                id,
+                condition,
+            )
+            .await?;
         }
         self.common.reporter.on_transfer_complete(id);
         Ok(Outcome::Transferred)
@@ -945,6 +954,7 @@ impl S3StorageBackend {
         source: &Path,
         dest: &StorageLocation,
         (size, content_type, sha): (u64, &str, &str),
+        extra: &[(&str, &str)],
         id: usize,
         condition: Option<&WriteCondition>,
     ) -> Result<(), Error> {
@@ -955,7 +965,7 @@ impl S3StorageBackend {
                     .bucket(dest.bucket())
                     .key(dest.relative_path())
                     .content_type(content_type)
-                    .metadata(SHA256_METADATA_KEY, sha)
+                    .set_metadata(Some(metadata(sha, extra)))
                     .send()
                     .await
                     .map_err(|e| Error::s3("start multipart upload", dest.s3_uri(), e))
@@ -1305,7 +1315,7 @@ impl S3StorageBackend {
                 let probe = location.join(crate::PREFLIGHT_PROBE_KEY);
                 let data = b"rock-ci write check\n".to_vec();
                 let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
-                self.put_object(data, &probe, crate::DEFAULT_CONTENT_TYPE, &sha, None)
+                self.put_object(data, &probe, crate::DEFAULT_CONTENT_TYPE, (&sha, &[]), None)
                     .await
                     .map_err(|e| named(e, None))?;
                 self.retrying(op, &probe.s3_uri(), 0, || async {
@@ -1343,4 +1353,12 @@ impl S3StorageBackend {
             }
         }
     }
+}
+
+/// The user metadata of an upload: its SHA-256 under [`SHA256_METADATA_KEY`], and `extra`.
+fn metadata(sha: &str, extra: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    std::iter::once((SHA256_METADATA_KEY, sha))
+        .chain(extra.iter().copied())
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
 }

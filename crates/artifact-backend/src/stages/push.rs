@@ -282,8 +282,16 @@ async fn run_jobs(
         .map(|(key, job)| {
             let permits = compress_permits.clone();
             async move {
-                let (path, was_compressed, sha) = match job {
-                    Job::Upload { path, .. } => (path, false, None),
+                let (path, was_compressed, sha, index_sha) = match job {
+                    // An archive made elsewhere: its member index's digest, when it has one.
+                    Job::Upload { path, .. } => {
+                        let at = path.clone();
+                        let index = storage_backend::blocking(move || {
+                            artifacts::member_index::read_from_file(&at).ok().flatten()
+                        })
+                        .await;
+                        (path, false, None, index.map(|(_, sha)| sha))
+                    }
                     Job::Compress { dir, name } => {
                         let _permit = permits.acquire_owned().await;
                         let dest = cache.join(&key);
@@ -299,7 +307,12 @@ async fn run_jobs(
                                     "  ++ Compressed {name} (files={}, uncompressed_size={} bytes) -> {key} (compressed_size={} bytes, sha256={})",
                                     p.files, p.uncompressed_size, p.archive.size, p.archive.sha256
                                 ));
-                                (p.archive.path, true, Some(p.archive.sha256))
+                                (
+                                    p.archive.path,
+                                    true,
+                                    Some(p.archive.sha256),
+                                    p.archive.member_index_sha256,
+                                )
                             }
                             Err(e) => {
                                 lines.line(format!("  !! Failed to compress {name}: {e:#}"));
@@ -314,7 +327,9 @@ async fn run_jobs(
                         .await
                 };
                 lines.line(format!("  ++ Uploading {key} (compressed_size={size} bytes)"));
-                let result = backend.upload_artifact_hashed(&path, &key, sha).await;
+                let result = backend
+                    .upload_artifact_indexed(&path, &key, sha, index_sha.as_deref())
+                    .await;
                 match &result {
                     Ok(sha) => lines.line(format!(
                         "  ++ Uploaded {key} and {key}.sha256sum (sha256={sha})"
