@@ -365,6 +365,35 @@ fn a_multi_stage_pipeline_runs_through_s3() {
             index.members
         );
     }
+    // Listed from their indexes: one HEAD and one ranged GET of the tail per archive, beside
+    // the listing.
+    let before = p.server.requests();
+    let listed = p.ok(
+        &["list-members", "--platform", "linux", "--format", "json"],
+        fork_env,
+    );
+    if let (Some(before), Some(after)) = (before, p.server.requests()) {
+        assert!(after - before <= 2 + 2 * 4, "{} requests", after - before);
+    }
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), archives.len());
+    for (entry, a) in listed.iter().zip(archives) {
+        assert_eq!(entry["archive"], a);
+        assert_eq!(entry["indexed"], true, "{a}");
+        let bytes = p.server.read(ext, &format!("{ext_prefix}/{a}"));
+        let (index, _) =
+            artifacts::member_index::MemberIndex::from_tail(&bytes, bytes.len() as u64, None)
+                .unwrap();
+        let paths: Vec<&str> = entry["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap())
+            .collect();
+        let expected: Vec<&str> = index.members.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(paths, expected, "{a}");
+    }
     // What tar unpacks from the pushed archives is the exploded directories, file for file.
     for a in archives {
         let stem = a.strip_suffix(".tar.zst").unwrap();

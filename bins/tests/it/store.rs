@@ -83,6 +83,14 @@ impl Store {
         })
     }
 
+    /// Requests the in-process server received so far (`None` for an external server).
+    pub(crate) fn requests(&self) -> Option<u64> {
+        match self {
+            Store::InProcess(server) => Some(server.requests()),
+            Store::External { .. } => None,
+        }
+    }
+
     /// The server's address (for a proxy in front of it).
     pub(crate) fn addr(&self) -> std::net::SocketAddr {
         match self {
