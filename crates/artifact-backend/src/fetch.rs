@@ -558,12 +558,27 @@ fn placed_below(
         })
 }
 
+impl FlattenIndex {
+    /// Merges the unpacked tree `temp` of artifact `key` into `output`, one merge at a time,
+    /// its paths withdrawn from the index when it fails.
+    pub(crate) fn merge_in(&self, temp: &Path, output: &Path, key: &str) -> Result<(), Error> {
+        let _one_at_a_time = lock(&self.merging);
+        merge(temp, output, Path::new(""), key, self).inspect_err(|_| self.withdraw(output, key))
+    }
+}
+
 /// Moves the tree `from` into `to`: a directory `to` does not have yet in one rename (all of
 /// it then belongs to this artifact), else entry by entry. A path another artifact of this
 /// fetch already put there must have the same content (else an error naming both artifacts;
 /// one still unpacking into the tree is waited for); a path left by an earlier run is
 /// replaced.
-fn merge(from: &Path, to: &Path, rel: &Path, key: &str, index: &FlattenIndex) -> Result<(), Error> {
+pub(crate) fn merge(
+    from: &Path,
+    to: &Path,
+    rel: &Path,
+    key: &str,
+    index: &FlattenIndex,
+) -> Result<(), Error> {
     let dirs = NoReplace::open(&from.join(rel), &to.join(rel));
     for entry in fs_err::read_dir(from.join(rel)).map_err(|e| FileError::read(from, e))? {
         let entry = entry.map_err(|e| FileError::read(from, e))?;
@@ -1178,7 +1193,7 @@ impl ArtifactBackend {
 
 /// Moves the unpacked `temp` to `{output}/{name}` in place of an earlier copy, recording
 /// `verified_sha256` as the digest it was unpacked from when the copy was verified.
-fn replace_copy(
+pub(crate) fn replace_copy(
     temp: tempfile::TempDir,
     output: &Path,
     key: &str,

@@ -46,6 +46,7 @@ mod download;
 mod env;
 mod fetch;
 mod members;
+pub use members::MembersFetched;
 pub mod pipeline;
 pub mod stages;
 mod tree_record;

@@ -1,11 +1,17 @@
 //! What an archive holds, from its member index (`artifacts::member_index`): read from the
 //! archive's end only, trusted through the digest recorded with the object.
 
-use artifacts::member_index::MemberIndex;
-#[cfg(feature = "s3")]
-use artifacts::member_index::{FIRST_TAIL, IndexError};
+use std::path::Path;
+use std::sync::Arc;
 
-use crate::{ArtifactBackend, Error};
+use artifacts::Layout;
+#[cfg(feature = "s3")]
+use artifacts::member_index::FIRST_TAIL;
+use artifacts::member_index::{IndexError, MemberIndex};
+use file_tree::FileError;
+use futures::StreamExt as _;
+
+use crate::{ArtifactBackend, Error, FlattenIndex};
 
 impl ArtifactBackend {
     /// The member index of artifact `key`, reading only the archive's end: on S3 one HEAD and
@@ -18,6 +24,12 @@ impl ArtifactBackend {
     /// [`Error::NotFound`] when there is no such artifact; [`Error::MemberIndex`] naming the
     /// archive when its index is damaged or does not match the recorded digest.
     pub async fn member_index(&self, key: &str) -> Result<Option<MemberIndex>, Error> {
+        Ok(self.versioned_index(key).await?.map(|(index, _)| index))
+    }
+
+    /// [`ArtifactBackend::member_index`] with the `ETag` of the object it was read from (empty
+    /// locally), which the frames are then read from.
+    async fn versioned_index(&self, key: &str) -> Result<Option<(MemberIndex, String)>, Error> {
         match self {
             #[cfg(feature = "s3")]
             ArtifactBackend::S3(b) => {
@@ -45,7 +57,7 @@ impl ArtifactBackend {
                         .map_err(|e| Error::from_s3(e, &loc))?;
                     let tail: Vec<u8> = parts.concat();
                     match MemberIndex::from_tail(&tail, head.size, Some(expected)) {
-                        Ok((index, _)) => return Ok(Some(index)),
+                        Ok((index, _)) => return Ok(Some((index, head.etag))),
                         Err(IndexError::NeedTail(more)) if more > want => want = more,
                         Err(source) => {
                             return Err(Error::MemberIndex {
@@ -66,8 +78,164 @@ impl ArtifactBackend {
                     storage_backend::blocking(move || artifacts::member_index::read_from_file(&at))
                         .await
                         .map_err(|e| Error::File(file_tree::FileError::read(&path, e)))?;
-                Ok(found.map(|(index, _)| index))
+                Ok(found.map(|(index, _)| (index, String::new())))
             }
         }
     }
+
+    /// Writes the members of artifact `key` that `globs` select ([`MemberIndex::select`]:
+    /// with the members their links lead to) into `output_dir` as a fetch with `layout`
+    /// would write them (into `{output_dir}/{artifact}`, replaced by them; with `flatten`,
+    /// merged into `output_dir` as a flattened fetch merges), reading only the frames that hold them: on S3 one ranged GET
+    /// per run of consecutive frames, each frame checked against the SHA-256 the index
+    /// records for it before it is decoded. `None` when the archive has no member index
+    /// (nothing is written: such an archive is read whole).
+    ///
+    /// # Errors
+    /// [`Error::MemberIndex`] naming the archive when its index or a frame is not what the
+    /// index says (a frame's message names it); as the fetches otherwise.
+    pub async fn fetch_members(
+        &self,
+        key: &str,
+        globs: &[String],
+        output_dir: &Path,
+        flatten: Option<Arc<FlattenIndex>>,
+    ) -> Result<Option<MembersFetched>, Error> {
+        let layout = if flatten.is_some() {
+            Layout::Flatten
+        } else {
+            Layout::Full
+        };
+        let Some((index, etag)) = self.versioned_index(key).await? else {
+            return Ok(None);
+        };
+        let selection = index.select(globs);
+        let runs = index.frame_runs(&selection.members);
+        let shown = self.shown_location(key);
+        let damaged = |source| Error::MemberIndex {
+            archive: shown.clone(),
+            source,
+        };
+        // The runs of frames, read and checked, then decoded: (content offset, bytes).
+        let index_ref = &index;
+        let etag = etag.as_str();
+        let fetched: Vec<(u64, Vec<u8>, u64)> = futures::stream::iter(runs.iter().cloned())
+            .map(|run| async move {
+                let first = &index_ref.frames[run.start];
+                let last = &index_ref.frames[run.end - 1];
+                let (from, to) = (first.offset, last.offset + last.compressed);
+                let bytes = self.read_archive_range(key, (from, to), etag).await?;
+                let frames = index_ref.frames[run].to_vec();
+                let content_offset = first.content_offset;
+                storage_backend::blocking(move || {
+                    let mut content = Vec::new();
+                    for f in &frames {
+                        let at = usize::try_from(f.offset - from).unwrap_or(usize::MAX);
+                        let len = usize::try_from(f.compressed).unwrap_or(usize::MAX);
+                        let compressed = bytes.get(at..at.saturating_add(len)).unwrap_or_default();
+                        content.extend_from_slice(&f.decode(compressed)?);
+                    }
+                    Ok((content_offset, content, to - from))
+                })
+                .await
+                .map_err(damaged)
+            })
+            .buffered(8)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<_, Error>>()?;
+        let bytes = fetched.iter().map(|(_, _, n)| n).sum();
+        let content: Vec<(u64, Vec<u8>)> = fetched.into_iter().map(|(at, c, _)| (at, c)).collect();
+        let tar = index
+            .tar_of(&selection.members, &content)
+            .map_err(damaged)?;
+        drop(content);
+        fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
+        let temp = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
+            .map_err(|e| FileError::write(output_dir, e))?;
+        let (key_owned, output) = (key.to_owned(), output_dir.to_path_buf());
+        let records = self.records_dir(output_dir);
+        storage_backend::blocking(move || {
+            artifacts::extract_artifact(&key_owned, &mut &tar[..], temp.path(), layout)?;
+            match flatten {
+                Some(index) => index.merge_in(temp.path(), &output, &key_owned)?,
+                None => {
+                    crate::fetch::replace_copy(
+                        temp,
+                        &output,
+                        &key_owned,
+                        records.as_deref(),
+                        None,
+                    )?;
+                }
+            }
+            Ok::<_, Error>(())
+        })
+        .await?;
+        Ok(Some(MembersFetched {
+            key: key.to_owned(),
+            members: selection.members.len(),
+            unmatched: selection.unmatched,
+            frames: (
+                runs.iter().map(ExactSizeIterator::len).sum(),
+                index.frames.len(),
+            ),
+            bytes,
+        }))
+    }
+
+    /// Bytes `from..to` of archive `key`: a ranged GET of the version `etag` on S3, a read of
+    /// the file locally.
+    async fn read_archive_range(
+        &self,
+        key: &str,
+        (from, to): (u64, u64),
+        #[cfg_attr(not(feature = "s3"), expect(unused_variables, reason = "S3 pins it"))]
+        etag: &str,
+    ) -> Result<Vec<u8>, Error> {
+        match self {
+            #[cfg(feature = "s3")]
+            ArtifactBackend::S3(b) => {
+                let loc = b.root.artifact(key);
+                let parts = b
+                    .storage()
+                    .read_range(&loc, (from, to - 1), etag, &|_| {})
+                    .await
+                    .map_err(|e| Error::from_s3(e, &loc))?;
+                Ok(parts.concat())
+            }
+            ArtifactBackend::Local(b) => {
+                let path = b.base_path.join(key);
+                storage_backend::blocking(move || {
+                    use std::io::{Read as _, Seek as _};
+                    let mut file =
+                        fs_err::File::open(&path).map_err(|e| FileError::read(&path, e))?;
+                    file.seek(std::io::SeekFrom::Start(from))
+                        .map_err(|e| FileError::read(&path, e))?;
+                    let mut bytes = vec![0; usize::try_from(to - from).unwrap_or(0)];
+                    file.read_exact(&mut bytes)
+                        .map_err(|e| FileError::read(&path, e))?;
+                    Ok(bytes)
+                })
+                .await
+            }
+        }
+    }
+}
+
+/// What [`ArtifactBackend::fetch_members`] did with one archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MembersFetched {
+    /// The archive's file name.
+    pub key: String,
+    /// Members written (the manifest not counted).
+    pub members: usize,
+    /// The globs that matched nothing in it.
+    pub unmatched: Vec<String>,
+    /// Frames read, and the archive's frames.
+    pub frames: (usize, usize),
+    /// Compressed bytes read (the index's tail not counted).
+    pub bytes: u64,
 }

@@ -6,7 +6,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::frames::read::FramedDecoder;
 use crate::frames::write::FramedEncoder;
-use crate::member_index::{IndexedMember, MemberKind};
+use crate::member_index::{IndexedMember, MAX_PROLOGUE, MemberIndex, MemberKind};
 use crate::{ArchiveFormat, Error};
 
 /// The zstd level used when none is given.
@@ -194,11 +194,11 @@ impl Encoder {
 
     /// Completes the stream (a zstd one with the member index of `members`); the index
     /// frame's SHA-256 too.
-    fn finish(self, members: Vec<IndexedMember>) -> io::Result<(Hashing, Option<String>)> {
+    fn finish(self, index: MemberIndex) -> io::Result<(Hashing, Option<String>)> {
         let mut index_sha256 = None;
         let buffered = match self {
             Encoder::Zstd(e) => {
-                let (out, sha) = e.finish_with_index(Some(members))?;
+                let (out, sha) = e.finish_with_index(Some(index))?;
                 index_sha256 = sha;
                 out
             }
@@ -284,8 +284,9 @@ pub struct ArchiveWriter {
     builder: tar::Builder<Encoder>,
     temp: tempfile::NamedTempFile,
     dest: PathBuf,
-    /// The members so far, for the member index of a zstd archive.
-    members: Vec<IndexedMember>,
+    /// The members so far (and the first one's bytes), for the member index of a zstd
+    /// archive.
+    index: MemberIndex,
 }
 
 impl ArchiveWriter {
@@ -349,7 +350,7 @@ impl ArchiveWriter {
             builder,
             temp,
             dest: dest.to_path_buf(),
-            members: Vec::new(),
+            index: MemberIndex::default(),
         })
     }
 
@@ -371,11 +372,17 @@ impl ArchiveWriter {
         let (Some(start), Some(end)) = (start, self.start()) else {
             return;
         };
+        if self.index.members.is_empty() && end - start <= MAX_PROLOGUE {
+            self.index.prologue = match self.builder.get_ref() {
+                Encoder::Zstd(e) => e.peek(start, end),
+                _ => None,
+            };
+        }
         let mut member = IndexedMember::new(path.trim_end_matches('/'), kind, start, end);
         member.mode = mode & 0o7777;
         member.size = size;
         member.link = link.map(|l| l.to_string_lossy().replace('\\', "/"));
-        self.members.push(member);
+        self.index.members.push(member);
     }
 
     /// Adds a regular file with `data` and `mode` at `arcname`.
@@ -583,13 +590,13 @@ impl ArchiveWriter {
             builder,
             temp,
             dest,
-            members,
+            index,
         } = self;
         let encoder = builder
             .into_inner()
             .map_err(|e| FileError::write(&dest, e))?;
         let (hashing, member_index_sha256) = encoder
-            .finish(members)
+            .finish(index)
             .map_err(|e| FileError::write(&dest, e))?;
         // Closed, not synced: an archive can be written again from its tree, and the rename
         // alone makes the whole archive appear at once; a sync here would make every archive

@@ -150,6 +150,39 @@ pub struct MemberIndex {
     pub frames: Vec<IndexedFrame>,
     /// The members, in archive order.
     pub members: Vec<IndexedMember>,
+    /// The tar bytes of the first member (an artifact's `artifact_manifest.txt`, headers and
+    /// data), when it is small: a reader of some members puts it first without fetching the
+    /// frame it is in.
+    pub prologue: Option<Vec<u8>>,
+}
+
+/// The largest first member whose bytes the index carries.
+pub const MAX_PROLOGUE: u64 = 64 << 10;
+
+/// The members of an archive that some globs select.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Selection {
+    /// The selected members (indexes into [`MemberIndex::members`], in archive order): those
+    /// a glob matches, and the members their links lead to.
+    pub members: Vec<usize>,
+    /// The globs that matched no member.
+    pub unmatched: Vec<String>,
+}
+
+/// `path` with `.` and `..` components resolved (`None` when it leaves the root).
+fn normalized(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// Why an index could not be read.
@@ -217,6 +250,9 @@ impl MemberIndex {
     fn text(&self) -> String {
         use std::fmt::Write as _;
         let mut text = format!("{HEADER}\n");
+        if let Some(prologue) = &self.prologue {
+            let _ = writeln!(text, "P\t{}", hex::encode(prologue));
+        }
         for f in &self.frames {
             let _ = writeln!(
                 text,
@@ -254,6 +290,9 @@ impl MemberIndex {
         for line in lines {
             let fields: Vec<&str> = line.split('\t').collect();
             match fields.as_slice() {
+                ["P", bytes] if index.prologue.is_none() => {
+                    index.prologue = Some(hex::decode(bytes).map_err(|_| bad(line))?);
+                }
                 ["F", compressed, decompressed, sha256] => {
                     let compressed: u64 = compressed.parse().map_err(|_| bad(line))?;
                     let decompressed: u64 = decompressed.parse().map_err(|_| bad(line))?;
@@ -354,6 +393,150 @@ impl MemberIndex {
         Ok((index, actual))
     }
 
+    /// The paths below which an artifact's members lie (its manifest's lines), from the
+    /// prologue; empty when the index has none or the first member is no manifest.
+    pub fn relpaths(&self) -> Vec<String> {
+        let Some(prologue) = &self.prologue else {
+            return Vec::new();
+        };
+        let mut archive = tar::Archive::new(&prologue[..]);
+        let Some(Ok(mut first)) = archive.entries().ok().and_then(|mut e| e.next()) else {
+            return Vec::new();
+        };
+        let is_manifest = first
+            .path()
+            .is_ok_and(|p| p.to_string_lossy() == crate::MANIFEST_NAME);
+        let mut text = String::new();
+        if !is_manifest || io::Read::read_to_string(&mut first, &mut text).is_err() {
+            return Vec::new();
+        }
+        crate::manifest_relpaths(&text)
+            .into_iter()
+            .map(|r| r.trim_end_matches('/').to_owned())
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    /// The members `globs` select (Python's `fnmatch`: `*` and `?` cross `/`). A member
+    /// matches when a glob matches its path in the archive, or its path below one of the
+    /// manifest's relpaths (`lib/libx.so` for `core/stage/lib/libx.so`, the path an install
+    /// or a flattened fetch gives it). A selected symlink brings the member its target names,
+    /// and a hard link the member it links to, when the archive holds them (and so on along
+    /// chains). The first member (the manifest) is never among them: a reader writes it
+    /// first anyway.
+    pub fn select(&self, globs: &[String]) -> Selection {
+        let relpaths = self.relpaths();
+        let by_path: std::collections::HashMap<&str, usize> = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.path.as_str(), i))
+            .collect();
+        let short = |path: &str| -> Option<String> {
+            relpaths.iter().find_map(|r| {
+                path.strip_prefix(r.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .map(str::to_owned)
+            })
+        };
+        let mut chosen = vec![false; self.members.len()];
+        let mut unmatched = Vec::new();
+        for glob in globs {
+            let mut any = false;
+            for (i, m) in self.members.iter().enumerate().skip(1) {
+                let hit = file_tree::fnmatch(glob, &m.path)
+                    || short(&m.path).is_some_and(|s| file_tree::fnmatch(glob, &s));
+                if hit {
+                    chosen[i] = true;
+                    any = true;
+                }
+            }
+            if !any {
+                unmatched.push(glob.clone());
+            }
+        }
+        // Links bring their targets, along chains.
+        let mut todo: Vec<usize> = (0..chosen.len()).filter(|&i| chosen[i]).collect();
+        while let Some(i) = todo.pop() {
+            let m = &self.members[i];
+            let Some(link) = &m.link else { continue };
+            let target = match m.kind {
+                MemberKind::Symlink => {
+                    let dir = m.path.rsplit_once('/').map_or("", |(d, _)| d);
+                    normalized(&format!("{dir}/{link}"))
+                }
+                MemberKind::HardLink => normalized(link),
+                _ => None,
+            };
+            if let Some(&t) = target.as_deref().and_then(|t| by_path.get(t))
+                && t != 0
+                && !chosen[t]
+            {
+                chosen[t] = true;
+                todo.push(t);
+            }
+        }
+        Selection {
+            members: (0..chosen.len()).filter(|&i| chosen[i]).collect(),
+            unmatched,
+        }
+    }
+
+    /// The runs of consecutive frames (indexes into [`MemberIndex::frames`]) that hold
+    /// `members` (indexes into [`MemberIndex::members`]), in order.
+    pub fn frame_runs(&self, members: &[usize]) -> Vec<std::ops::Range<usize>> {
+        let mut needed = vec![false; self.frames.len()];
+        for &i in members {
+            let m = &self.members[i];
+            for f in self.frames_for(m.start, m.end) {
+                needed[f] = true;
+            }
+        }
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for (f, _) in needed.iter().enumerate().filter(|(_, n)| **n) {
+            match runs.last_mut() {
+                Some(run) if run.end == f => run.end = f + 1,
+                _ => runs.push(f..f + 1),
+            }
+        }
+        runs
+    }
+
+    /// A tar stream of the prologue (the manifest), `members` and the end-of-archive blocks,
+    /// each member's bytes taken from `content` (the decoded content of the frames holding
+    /// them, as `(content offset, bytes)` runs). An archive reader unpacks it as it would the
+    /// whole archive, but with only these members.
+    ///
+    /// # Errors
+    /// [`IndexError::Damaged`] when the index has no prologue, or a member's bytes are not in
+    /// `content`.
+    pub fn tar_of(
+        &self,
+        members: &[usize],
+        content: &[(u64, Vec<u8>)],
+    ) -> Result<Vec<u8>, IndexError> {
+        let prologue = self.prologue.as_ref().ok_or_else(|| {
+            IndexError::Damaged("it does not hold the first member's bytes".to_owned())
+        })?;
+        let mut tar = prologue.clone();
+        for &i in members {
+            let m = &self.members[i];
+            let bytes = content
+                .iter()
+                .find_map(|(at, bytes)| {
+                    let from = usize::try_from(m.start.checked_sub(*at)?).ok()?;
+                    let to = usize::try_from(m.end - at).ok()?;
+                    bytes.get(from..to)
+                })
+                .ok_or_else(|| {
+                    IndexError::Damaged(format!("the bytes of {:?} were not fetched", m.path))
+                })?;
+            tar.extend_from_slice(bytes);
+        }
+        tar.extend_from_slice(&[0; 1024]);
+        Ok(tar)
+    }
+
     /// The frames (indexes into [`MemberIndex::frames`]) that hold the bytes `start..end` of
     /// the tar stream.
     pub fn frames_for(&self, start: u64, end: u64) -> std::ops::Range<usize> {
@@ -437,6 +620,31 @@ pub fn read_from_file(path: &std::path::Path) -> io::Result<Option<(MemberIndex,
                 ));
             }
         }
+    }
+}
+
+impl IndexedFrame {
+    /// The content of this frame from its `compressed` bytes, once they have the SHA-256 the
+    /// index records for it.
+    ///
+    /// # Errors
+    /// [`IndexError::Damaged`] naming the frame (by its offset) when the bytes are not the
+    /// frame's or do not decode.
+    pub fn decode(&self, compressed: &[u8]) -> Result<Vec<u8>, IndexError> {
+        let actual = frame_sha256(compressed);
+        if actual != self.sha256 {
+            return Err(IndexError::Damaged(format!(
+                "the frame at byte {} has SHA-256 {actual}, the index says {}",
+                self.offset, self.sha256
+            )));
+        }
+        let capacity = usize::try_from(self.decompressed).unwrap_or(0);
+        zstd::bulk::decompress(compressed, capacity).map_err(|e| {
+            IndexError::Damaged(format!(
+                "the frame at byte {} does not decode: {e}",
+                self.offset
+            ))
+        })
     }
 }
 

@@ -234,20 +234,26 @@ pub fn python_tar_artifact(dir: &Path, top: &str, archive: &Path) {
     );
 }
 
-/// `tar -xpf archive -C dest` (GNU tar; the compression is recognized by itself).
-pub fn tar_x(archive: &Path, dest: &Path) {
+/// `tar -xpf ARCHIVE -C DEST MEMBERS...`: only the members named.
+pub fn tar_x_members(archive: &Path, dest: &Path, members: &[&str]) {
     fs_err::create_dir_all(dest).expect("destination");
     let out = Command::new("tar")
         .arg("-xpf")
         .arg(archive)
         .arg("-C")
         .arg(dest)
+        .args(members)
         .output()
         .expect("tar runs");
     assert!(
         out.status.success(),
-        "tar -x {}: {}",
+        "tar -x {} {members:?}: {}",
         archive.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `tar -xpf archive -C dest` (GNU tar; the compression is recognized by itself).
+pub fn tar_x(archive: &Path, dest: &Path) {
+    tar_x_members(archive, dest, &[]);
 }

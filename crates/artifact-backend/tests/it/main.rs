@@ -8,6 +8,7 @@ mod env;
 mod faults;
 mod fetch;
 mod local;
+mod members;
 mod s3;
 
 use std::path::Path;

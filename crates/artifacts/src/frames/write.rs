@@ -160,6 +160,14 @@ impl<W: Write> FramedEncoder<W> {
         self.position
     }
 
+    /// The content bytes `start..end`, while they are still in the frame being filled.
+    pub(crate) fn peek(&self, start: u64, end: u64) -> Option<Vec<u8>> {
+        let frame_start = self.position - self.frame.len() as u64;
+        let from = usize::try_from(start.checked_sub(frame_start)?).ok()?;
+        let to = usize::try_from(end.checked_sub(frame_start)?).ok()?;
+        self.frame.get(from..to).map(<[u8]>::to_vec)
+    }
+
     /// Writes the last frame, the frames in flight and the seek table; hands back the output.
     /// An empty input is one empty frame. (The archives are finished with their index.)
     #[cfg(test)]
@@ -167,11 +175,12 @@ impl<W: Write> FramedEncoder<W> {
         Ok(self.finish_with_index(None)?.0)
     }
 
-    /// As [`FramedEncoder::finish`], with the member index of `members` (the frames filled in
-    /// here) in its skippable frame before the seek table; returns that frame's SHA-256 too.
+    /// As [`FramedEncoder::finish`], with the member index `index` (its members and
+    /// prologue; the frames are filled in here) in its skippable frame before the seek table;
+    /// returns that frame's SHA-256 too.
     pub(crate) fn finish_with_index(
         mut self,
-        members: Option<Vec<crate::member_index::IndexedMember>>,
+        index: Option<crate::member_index::MemberIndex>,
     ) -> io::Result<(W, Option<String>)> {
         if !self.frame.is_empty() || self.entries.is_empty() && self.pending.is_empty() {
             self.end_frame()?;
@@ -180,11 +189,8 @@ impl<W: Write> FramedEncoder<W> {
             self.write_oldest()?;
         }
         let mut index_sha256 = None;
-        if let Some(members) = members {
-            let mut index = crate::member_index::MemberIndex {
-                members,
-                ..Default::default()
-            };
+        if let Some(mut index) = index {
+            index.frames.clear();
             let (mut offset, mut content_offset) = (0, 0);
             for (entry, sha256) in self.entries.iter().zip(&self.digests) {
                 index.frames.push(crate::member_index::IndexedFrame {

@@ -27,7 +27,7 @@ fn frames_for_a_range_are_the_ones_that_overlap_it() {
     };
     let index = MemberIndex {
         frames: vec![frame(0, 10), frame(10, 10), frame(20, 5)],
-        members: Vec::new(),
+        ..MemberIndex::default()
     };
     assert_eq!(index.frames_for(0, 10), 0..1);
     assert_eq!(index.frames_for(9, 11), 0..2);

@@ -199,3 +199,83 @@ fn a_damaged_index_is_refused_and_other_archives_have_none() {
         ));
     }
 }
+
+#[test]
+fn selected_members_from_their_frames_alone_unpack_as_tar_x_unpacks_them() {
+    use rock_ci_test_support::tar_tree::{snapshot_without_dir_attributes, tar_x_members};
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    tree(&src);
+    let path = work.path().join("a_lib_generic.tar.zst");
+    pack_artifact_dir(&src, &path, Compression::Zstd { level: 3 }, 2).unwrap();
+    let archive = fs_err::read(&path).unwrap();
+    let (index, _, _) = index_from_tail(&archive, 16);
+    assert!(index.prologue.is_some(), "the manifest's bytes");
+    assert_eq!(index.relpaths(), ["p/stage"]);
+
+    // A symlink by its path below the relpath brings its target (a hard link here, which
+    // brings the file it links to); a glob across `/` by the archive path.
+    let globs = [
+        "lib/libx.so".to_owned(),
+        "*/big/z-after.txt".to_owned(),
+        "nothing*".to_owned(),
+    ];
+    let selection = index.select(&globs);
+    assert_eq!(selection.unmatched, ["nothing*"]);
+    let mut paths: Vec<&str> = selection
+        .members
+        .iter()
+        .map(|&i| index.members[i].path.as_str())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "p/stage/big/z-after.txt",
+            "p/stage/lib/libx-hard.so.1",
+            "p/stage/lib/libx.so",
+            "p/stage/lib/libx.so.1"
+        ]
+    );
+
+    // Only the frames that hold them, each checked against the index, then decoded.
+    let runs = index.frame_runs(&selection.members);
+    let mut content = Vec::new();
+    for run in &runs {
+        for f in &index.frames[run.clone()] {
+            let bytes = &archive[at(f.offset)..at(f.offset + f.compressed)];
+            assert_eq!(artifacts::member_index::frame_sha256(bytes), f.sha256);
+        }
+        let first = &index.frames[run.start];
+        let last = &index.frames[run.end - 1];
+        let bytes = &archive[at(first.offset)..at(last.offset + last.compressed)];
+        content.push((
+            first.content_offset,
+            zstd::stream::decode_all(bytes).unwrap(),
+        ));
+    }
+    let frames: usize = runs.iter().map(ExactSizeIterator::len).sum();
+    assert_eq!((frames, index.frames.len()), (1, 3), "the last frame only");
+    let tar = index.tar_of(&selection.members, &content).unwrap();
+    let ours = work.path().join("ours");
+    fs_err::create_dir(&ours).unwrap();
+    artifacts::extract_artifact(
+        "a_lib_generic.tar.zst",
+        &tar[..],
+        &ours,
+        artifacts::Layout::Full,
+    )
+    .unwrap();
+
+    // GNU tar, given the same members of the whole archive.
+    let plain = work.path().join("a.tar");
+    fs_err::write(&plain, zstd::stream::decode_all(&archive[..]).unwrap()).unwrap();
+    let by_tar = work.path().join("tar");
+    let mut names = vec!["artifact_manifest.txt"];
+    names.extend(paths.iter().copied());
+    tar_x_members(&plain, &by_tar, &names);
+    assert_eq!(
+        snapshot_without_dir_attributes(&ours),
+        snapshot_without_dir_attributes(&by_tar)
+    );
+}
