@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use artifacts::Layout;
+use artifacts::member_index::MemberIndex;
 #[cfg(feature = "s3")]
-use artifacts::member_index::FIRST_TAIL;
-use artifacts::member_index::{IndexError, MemberIndex};
+use artifacts::member_index::{FIRST_TAIL, IndexError};
 use file_tree::FileError;
 use futures::StreamExt as _;
 
