@@ -88,8 +88,9 @@ impl ArtifactBackend {
     /// would write them (into `{output_dir}/{artifact}`, replaced by them; with `flatten`,
     /// merged into `output_dir` as a flattened fetch merges), reading only the frames that hold them: on S3 one ranged GET
     /// per run of consecutive frames, each frame checked against the SHA-256 the index
-    /// records for it before it is decoded. `None` when the archive has no member index
-    /// (nothing is written: such an archive is read whole).
+    /// records for it before it is decoded. An archive without a member index (written by
+    /// another tool, xz) is downloaded whole and verified, and only the selected members
+    /// unpacked.
     ///
     /// # Errors
     /// [`Error::MemberIndex`] naming the archive when its index or a frame is not what the
@@ -100,14 +101,16 @@ impl ArtifactBackend {
         globs: &[String],
         output_dir: &Path,
         flatten: Option<Arc<FlattenIndex>>,
-    ) -> Result<Option<MembersFetched>, Error> {
+    ) -> Result<MembersFetched, Error> {
         let layout = if flatten.is_some() {
             Layout::Flatten
         } else {
             Layout::Full
         };
         let Some((index, etag)) = self.versioned_index(key).await? else {
-            return Ok(None);
+            return self
+                .fetch_members_whole(key, globs, output_dir, flatten)
+                .await;
         };
         let selection = index.select(globs);
         let runs = index.frame_runs(&selection.members);
@@ -173,7 +176,7 @@ impl ArtifactBackend {
             Ok::<_, Error>(())
         })
         .await?;
-        Ok(Some(MembersFetched {
+        Ok(MembersFetched {
             key: key.to_owned(),
             members: selection.members.len(),
             unmatched: selection.unmatched,
@@ -182,7 +185,80 @@ impl ArtifactBackend {
                 index.frames.len(),
             ),
             bytes,
-        }))
+            indexed: true,
+        })
+    }
+
+    /// [`ArtifactBackend::fetch_members`] of an archive without a member index: downloaded
+    /// whole (verified) beside the output, then read twice, to find the members and to unpack
+    /// only those.
+    async fn fetch_members_whole(
+        &self,
+        key: &str,
+        globs: &[String],
+        output_dir: &Path,
+        flatten: Option<Arc<FlattenIndex>>,
+    ) -> Result<MembersFetched, Error> {
+        let format = artifacts::ArchiveFormat::from_file_name(key)
+            .ok_or_else(|| Error::Artifacts(artifacts::Error::UnknownArchiveFormat(key.into())))?;
+        fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
+        let spool = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
+            .map_err(|e| FileError::write(output_dir, e))?;
+        let archive = spool.path().join(key);
+        let downloaded = self.download_artifact(key, &archive).await?;
+        let temp = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
+            .map_err(|e| FileError::write(output_dir, e))?;
+        let (key_owned, output, globs) = (key.to_owned(), output_dir.to_path_buf(), globs.to_vec());
+        let records = self.records_dir(output_dir);
+        let layout = if flatten.is_some() {
+            Layout::Flatten
+        } else {
+            Layout::Full
+        };
+        let selection = storage_backend::blocking(move || {
+            let read_error = |e| artifacts::Error::archive_read(&key_owned, None, e);
+            let open =
+                || -> Result<_, Error> {
+                    let file =
+                        fs_err::File::open(&archive).map_err(|e| FileError::read(&archive, e))?;
+                    Ok(artifacts::decoder(format, std::io::BufReader::new(file))
+                        .map_err(read_error)?)
+                };
+            let index = artifacts::member_index::index_tar_stream(open()?).map_err(read_error)?;
+            let selection = index.select(&globs);
+            let spans: Vec<(u64, u64)> = index
+                .members
+                .first()
+                .into_iter()
+                .chain(selection.members.iter().map(|&i| &index.members[i]))
+                .map(|m| (m.start, m.end))
+                .collect();
+            let mut chosen = artifacts::member_index::SpanReader::new(open()?, spans);
+            artifacts::extract_artifact(&key_owned, &mut chosen, temp.path(), layout)?;
+            match flatten {
+                Some(index) => index.merge_in(temp.path(), &output, &key_owned)?,
+                None => {
+                    crate::fetch::replace_copy(
+                        temp,
+                        &output,
+                        &key_owned,
+                        records.as_deref(),
+                        None,
+                    )?;
+                }
+            }
+            drop(spool);
+            Ok::<_, Error>(selection)
+        })
+        .await?;
+        Ok(MembersFetched {
+            key: key.to_owned(),
+            members: selection.members.len(),
+            unmatched: selection.unmatched,
+            frames: (0, 0),
+            bytes: downloaded.fetched,
+            indexed: false,
+        })
     }
 
     /// Bytes `from..to` of archive `key`: a ranged GET of the version `etag` on S3, a read of
@@ -238,4 +314,6 @@ pub struct MembersFetched {
     pub frames: (usize, usize),
     /// Compressed bytes read (the index's tail not counted).
     pub bytes: u64,
+    /// Whether the archive had a member index (else it was downloaded whole).
+    pub indexed: bool,
 }

@@ -592,6 +592,109 @@ fn index_frame(tail: &[u8], archive_len: u64) -> Result<(usize, &[u8]), IndexErr
     Ok((at, frame))
 }
 
+/// The index of the tar stream `tar` (no frames; as prologue the manifest's header and data,
+/// without extension headers): what [`MemberIndex::select`] and [`SpanReader`] need for an
+/// archive written without an index, read whole (the first member's span is then read from
+/// the stream too).
+///
+/// # Errors
+/// When the stream does not read as tar.
+pub fn index_tar_stream(tar: impl io::Read) -> io::Result<MemberIndex> {
+    let mut index = MemberIndex::default();
+    let mut archive = tar::Archive::new(tar);
+    let mut start = 0;
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let header = entry.header().clone();
+        let size = entry.size();
+        let end = entry.raw_file_position() + size.div_ceil(512) * 512;
+        let path = entry
+            .path()?
+            .to_string_lossy()
+            .trim_end_matches('/')
+            .to_owned();
+        let link = entry.link_name()?.map(|l| l.to_string_lossy().into_owned());
+        // The manifest's header and data, for [`MemberIndex::relpaths`] (its extension
+        // headers, if any, left out).
+        if index.members.is_empty() && path == crate::MANIFEST_NAME && size <= MAX_PROLOGUE {
+            let mut bytes = header.as_bytes().to_vec();
+            io::Read::read_to_end(&mut entry, &mut bytes)?;
+            bytes.resize(bytes.len().div_ceil(512) * 512, 0);
+            index.prologue = Some(bytes);
+        }
+        let mut member = IndexedMember::new(path, MemberKind::of(header.entry_type()), start, end);
+        member.mode = header.mode().unwrap_or(0) & 0o7777;
+        member.size = size;
+        member.link = link;
+        index.members.push(member);
+        start = end;
+    }
+    Ok(index)
+}
+
+/// A tar stream of only some spans of another (the members chosen, each with its headers),
+/// followed by the two end-of-archive blocks: the rest is read and dropped.
+pub struct SpanReader<R> {
+    inner: R,
+    /// The spans to keep, sorted, not overlapping.
+    spans: Vec<(u64, u64)>,
+    next: usize,
+    /// Where `inner` is.
+    at: u64,
+    /// End-of-archive bytes still to give once the spans are done.
+    tail: usize,
+}
+
+impl<R: io::Read> SpanReader<R> {
+    /// The spans `spans` (sorted, not overlapping) of the stream `inner`.
+    pub fn new(inner: R, spans: Vec<(u64, u64)>) -> Self {
+        SpanReader {
+            inner,
+            spans,
+            next: 0,
+            at: 0,
+            tail: 1024,
+        }
+    }
+}
+
+impl<R: io::Read> io::Read for SpanReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(&(start, end)) = self.spans.get(self.next) else {
+            let n = buf.len().min(self.tail);
+            buf[..n].fill(0);
+            self.tail -= n;
+            return Ok(n);
+        };
+        if self.at < start {
+            let skip = start - self.at;
+            let skipped = io::copy(&mut (&mut self.inner).take(skip), &mut io::sink())?;
+            self.at += skipped;
+            if skipped < skip {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the tar stream ends before a chosen member",
+                ));
+            }
+        }
+        let want = usize::try_from(end - self.at)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = self.inner.read(&mut buf[..want])?;
+        if n == 0 && want > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the tar stream ends inside a chosen member",
+            ));
+        }
+        self.at += n as u64;
+        if self.at == end {
+            self.next += 1;
+        }
+        Ok(n)
+    }
+}
+
 /// The first tail read: enough for the index of most archives (a few thousand members).
 pub const FIRST_TAIL: u64 = 64 << 10;
 

@@ -64,8 +64,8 @@ async fn a_member_costs_its_frames_and_the_index_only() {
     let fetched = backend
         .fetch_members(KEY, &globs, &out, None)
         .await
-        .unwrap()
-        .expect("an index");
+        .unwrap();
+    assert!(fetched.indexed);
     // A HEAD, the tail, one ranged GET of the one frame that holds the small library.
     assert_eq!(server.requests() - before, 3);
     assert_eq!(fetched.unmatched, ["nothing"]);
@@ -100,7 +100,6 @@ async fn a_member_costs_its_frames_and_the_index_only() {
             Some(Arc::new(FlattenIndex::default())),
         )
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(fetched.members, 1);
     assert_eq!(
@@ -179,38 +178,60 @@ async fn members_of_a_local_staging_dir_and_of_an_archive_without_an_index() {
     exploded(&src);
     let run = staging.join(RUN_PREFIX);
     fs_err::create_dir_all(&run).unwrap();
-    artifacts::pack_artifact_dir(&src, &run.join(KEY), Compression::Zstd { level: 1 }, 0).unwrap();
-    artifacts::pack_artifact_dir(
-        &src,
-        &run.join("core_lib_gfx942.tar.xz"),
-        Compression::Xz { preset: 0 },
-        0,
-    )
-    .unwrap();
+    for (name, compression) in [
+        (KEY, Compression::Zstd { level: 1 }),
+        ("core_lib_gfx942.tar.xz", Compression::Xz { preset: 0 }),
+    ] {
+        let packed = artifacts::pack_artifact_dir(&src, &run.join(name), compression, 0).unwrap();
+        write(
+            &run.join(format!("{name}.sha256sum")),
+            format!("{}  {name}\n", packed.archive.sha256).as_bytes(),
+        );
+    }
     let backend = crate::local(&staging, "555");
     let out = work.path().join("out");
     let fetched = backend
         .fetch_members(KEY, &["share/*".to_owned()], &out, None)
         .await
-        .unwrap()
         .unwrap();
     assert_eq!((fetched.members, fetched.frames.0), (1, 1));
     assert_eq!(
         fs_err::read(out.join("core_lib_generic/core/stage/share/z-last.txt")).unwrap(),
         b"after the libraries"
     );
-    // An xz archive has no index: nothing is written, the caller reads it whole.
-    assert!(
-        backend
-            .fetch_members(
-                "core_lib_gfx942.tar.xz",
-                &["share/*".to_owned()],
-                &out,
-                None
-            )
-            .await
-            .unwrap()
-            .is_none()
+    // An xz archive has no index: read whole, and only the members written.
+    let fetched = backend
+        .fetch_members(
+            "core_lib_gfx942.tar.xz",
+            &["share/*".to_owned(), "lib/libsmall.so".to_owned()],
+            &out,
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(!fetched.indexed);
+    let dir = out.join("core_lib_gfx942");
+    let mut written = crate::names_in(&dir.join("core/stage"));
+    written.sort();
+    let expected: &[&str] = if cfg!(unix) {
+        &["lib", "share"]
+    } else {
+        &["share"]
+    };
+    assert_eq!(written, expected);
+    assert_eq!(
+        fs_err::read(dir.join("core/stage/share/z-last.txt")).unwrap(),
+        b"after the libraries"
     );
-    assert!(!out.join("core_lib_gfx942").exists());
+    assert!(!dir.join("core/stage/lib/libbig.so").exists());
+    #[cfg(unix)]
+    assert_eq!(
+        fs_err::read(dir.join("core/stage/lib/libsmall.so")).unwrap(),
+        b"small library",
+        "the symlink and its target"
+    );
+    // Nothing left beside the output but the two artifacts.
+    let mut left = crate::names_in(&out);
+    left.sort();
+    assert_eq!(left, ["core_lib_generic", "core_lib_gfx942"]);
 }

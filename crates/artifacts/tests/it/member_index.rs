@@ -279,3 +279,55 @@ fn selected_members_from_their_frames_alone_unpack_as_tar_x_unpacks_them() {
         snapshot_without_dir_attributes(&by_tar)
     );
 }
+
+#[test]
+fn members_of_archives_of_other_writers_read_whole_unpack_as_tar_x_unpacks_them() {
+    use artifacts::member_index::{SpanReader, index_tar_stream};
+    use rock_ci_test_support::tar_tree::{
+        gnu_tar_artifact, python_tar_artifact, snapshot_without_dir_attributes, tar_x_members,
+    };
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    write_sample_tree(&src, "p/stage", "others");
+    let globs = ["lib/libx.so".to_owned(), "share/doc/*".to_owned()];
+    let gnu = work.path().join("gnu.tar");
+    gnu_tar_artifact(&src, "p", &gnu);
+    let python = work.path().join("python.tar");
+    python_tar_artifact(&src, "p", &python);
+    for (name, archive) in [("gnu", &gnu), ("python", &python)] {
+        let stream = fs_err::read(archive).unwrap();
+        let index = index_tar_stream(&stream[..]).unwrap();
+        assert_eq!(index.relpaths(), ["p/stage"], "{name}");
+        let selection = index.select(&globs);
+        assert!(selection.unmatched.is_empty(), "{name}");
+        let spans: Vec<(u64, u64)> = std::iter::once(&index.members[0])
+            .chain(selection.members.iter().map(|&i| &index.members[i]))
+            .map(|m| (m.start, m.end))
+            .collect();
+        let ours = work.path().join(format!("{name}-ours"));
+        fs_err::create_dir(&ours).unwrap();
+        artifacts::extract_artifact(
+            name,
+            &mut SpanReader::new(&stream[..], spans),
+            &ours,
+            artifacts::Layout::Full,
+        )
+        .unwrap();
+        let mut names = vec!["artifact_manifest.txt".to_owned()];
+        names.extend(
+            selection
+                .members
+                .iter()
+                .map(|&i| index.members[i].path.clone()),
+        );
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let by_tar = work.path().join(format!("{name}-tar"));
+        tar_x_members(archive, &by_tar, &names);
+        assert_eq!(
+            snapshot_without_dir_attributes(&ours),
+            snapshot_without_dir_attributes(&by_tar),
+            "{name}: {names:?}"
+        );
+        assert!(names.len() >= 5, "{name}: {names:?}");
+    }
+}
