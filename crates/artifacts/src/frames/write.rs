@@ -30,11 +30,11 @@ fn compress(c: &mut zstd::bulk::Compressor<'_>, input: &[u8]) -> io::Result<Vec<
 }
 
 /// Writes what it is given to `out` as zstd frames of [`FRAME_SIZE`] uncompressed bytes (the
-/// last one shorter) and, on [`FramedEncoder::finish`], the seek table. With workers, frames are
+/// last one shorter) and, on [`FramedEncoder::finish_with_index`], the seek table. With workers, frames are
 /// compressed on them, a few in flight; without, on the writing thread. The same input and
 /// level give the same bytes whatever the workers.
 pub(crate) struct FramedEncoder<W: Write> {
-    /// Taken by [`FramedEncoder::finish`].
+    /// Taken by [`FramedEncoder::finish_with_index`].
     out: Option<W>,
     /// The frame being filled.
     frame: Vec<u8>,
@@ -175,9 +175,10 @@ impl<W: Write> FramedEncoder<W> {
         Ok(self.finish_with_index(None)?.0)
     }
 
-    /// As [`FramedEncoder::finish`], with the member index `index` (its members and
-    /// prologue; the frames are filled in here) in its skippable frame before the seek table;
-    /// returns that frame's SHA-256 too.
+    /// Writes the last frame, the frames in flight, the member index `index` (its members and
+    /// prologue; the frames are filled in here) in its skippable frame, and the seek table;
+    /// hands back the output and the index frame's SHA-256. An empty input is one empty
+    /// frame.
     pub(crate) fn finish_with_index(
         mut self,
         index: Option<crate::member_index::MemberIndex>,
