@@ -146,13 +146,20 @@ struct FetchArgs {
     /// Artifacts to leave out (`,`/`;`-separated topology names).
     #[arg(long, default_value = "")]
     exclude_artifacts: String,
-    /// Finding no archive at all for the request is not an error.
+    /// Finding no archive at all for the request (or, with `--member`, no member) is not an
+    /// error.
     #[arg(long)]
     allow_empty: bool,
     /// Use archives that cannot be verified (no `.sha256sum` sidecar and no SHA-256 recorded
     /// with the object) instead of failing on them.
     #[arg(long)]
     allow_unverified: bool,
+    /// Only the archive members this glob matches (repeatable): by their path in the archive
+    /// or below its manifest paths (`lib/libamdhip64.so*`), `*` crossing `/`; a symlink brings
+    /// its target. Only the frames holding them are downloaded where the archive has a member
+    /// index; other archives are downloaded whole and filtered.
+    #[arg(long = "member", value_name = "GLOB")]
+    members: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -252,6 +259,7 @@ async fn run(command: Command, quiet: bool, out: &mut dyn std::io::Write) -> any
             request.exclude_artifacts = a.exclude_artifacts;
             request.allow_empty = a.allow_empty;
             request.allow_unverified = a.allow_unverified;
+            request.members = a.members;
             let progress = rock_ci::progress::reporter_factory(quiet);
             stages::fetch_stage(&request, &progress, out).await?;
         }

@@ -118,6 +118,18 @@ impl Fixture {
             .unwrap()
     }
 
+    /// [`Fixture::run`], which must succeed; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
     fn out(&self) -> std::path::PathBuf {
         self.work.path().join("build/artifacts")
     }
@@ -221,20 +233,13 @@ fn delete_after_extract_leaves_the_trees_and_nothing_else() {
 #[test]
 fn selects_by_group_and_targets_and_extracts() {
     let f = fixture();
-    let out = f.run(&[
+    let stdout = f.ok(&[
         "--artifact-group",
         "gfx94X-dcgpu",
         "--amdgpu-targets",
         " gfx942, ",
         "--allow-unverified",
     ]);
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let stdout = text(&out.stdout);
     assert!(
         stdout.contains("Matching artifact target families: ['generic', 'gfx942', 'gfx94X-dcgpu']"),
         "{stdout}"
@@ -402,6 +407,80 @@ fn regex_filters_flatten_and_archives() {
     for name in names(&f.out()) {
         assert_eq!(mode(&f.out().join(&name)), mode(&plain), "{name}");
     }
+}
+
+/// `--member`: archives without a member index (written here without one recorded) are read
+/// whole, verified (the one without a sidecar is left out), and only the chosen members
+/// written; a glob that matches nothing is an error naming it, unless `--allow-empty`; with
+/// `--no-extract` it is a usage error.
+#[test]
+fn members_by_glob_in_every_layout() {
+    let f = fixture();
+    let stdout = f.ok(&[
+        "--exclude",
+        "fft",
+        "--member",
+        "lib/libblas.so",
+        "--member",
+        "*/librand.so",
+    ]);
+    assert!(
+        stdout.contains(
+            "++ 1 members of 'blas_lib_gfx94X-dcgpu.tar.zst' (no member index: the whole archive"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-- No member of 'amd-llvm_lib_generic.tar.zst' matches"),
+        "{stdout}"
+    );
+    assert_eq!(
+        names(&f.out()),
+        ["blas_lib_gfx94X-dcgpu", "rand_lib_gfx110X-all"]
+    );
+    let blas = f.out().join("blas_lib_gfx94X-dcgpu");
+    assert_eq!(names(&blas.join("math-libs/BLAS/stage")), ["lib"]);
+    assert_eq!(
+        fs_err::read_to_string(blas.join("math-libs/BLAS/stage/lib/libblas.so")).unwrap(),
+        "blas"
+    );
+
+    let f = fixture();
+    let out = f.run(&["--exclude", "fft", "--member", "share/*", "--flatten"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(names(&f.out()), ["share"]);
+
+    let f = fixture();
+    let out = f.run(&[
+        "--exclude",
+        "fft",
+        "--member",
+        "lib/libnothing*",
+        "--member",
+        "lib/libblas.so",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--member lib/libnothing*"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = f.run(&[
+        "--exclude",
+        "fft",
+        "--member",
+        "lib/libnothing*",
+        "--allow-empty",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = f.run(&["--exclude", "fft", "--member", "lib/*", "--no-extract"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--member"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

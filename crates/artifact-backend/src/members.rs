@@ -113,6 +113,17 @@ impl ArtifactBackend {
                 .await;
         };
         let selection = index.select(globs);
+        if selection.members.is_empty() {
+            // Nothing of this archive is written.
+            return Ok(MembersFetched {
+                key: key.to_owned(),
+                members: 0,
+                unmatched: selection.unmatched,
+                frames: (0, index.frames.len()),
+                bytes: 0,
+                indexed: true,
+            });
+        }
         let runs = index.frame_runs(&selection.members);
         let shown = self.shown_location(key);
         let damaged = |source| Error::MemberIndex {
@@ -226,6 +237,10 @@ impl ArtifactBackend {
                 };
             let index = artifacts::member_index::index_tar_stream(open()?).map_err(read_error)?;
             let selection = index.select(&globs);
+            if selection.members.is_empty() {
+                // Nothing of this archive is written.
+                return Ok(selection);
+            }
             let spans: Vec<(u64, u64)> = index
                 .members
                 .first()

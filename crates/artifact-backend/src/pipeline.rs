@@ -100,6 +100,12 @@ pub enum TransferError {
         .0.join("\n  ")
     )]
     Failed(Vec<String>),
+    /// `--member` globs that matched no member of the chosen artifacts.
+    #[error(
+        "no member of the chosen artifacts matches --member {}: pass --allow-empty to accept that",
+        .0.join(", --member ")
+    )]
+    NoMember(Vec<String>),
     /// The output directory cannot be written.
     #[error("Cannot write in {}", dir.display())]
     CannotWrite {
@@ -268,6 +274,8 @@ impl FetchRequest {
             mode: FetchMode::Extract,
             local_staging_dir: None,
             allow_unverified: false,
+            members: Vec::new(),
+            allow_empty: false,
         }
     }
 }
@@ -415,6 +423,11 @@ pub struct FetchRequest {
     pub local_staging_dir: Option<PathBuf>,
     /// Use archives that cannot be verified instead of failing on them (`--allow-unverified`).
     pub allow_unverified: bool,
+    /// Only the members these globs select (`--member`; all when empty): see
+    /// [`ArtifactBackend::fetch_members`].
+    pub members: Vec<String>,
+    /// A `--member` glob that matches nothing is not an error (`--allow-empty`).
+    pub allow_empty: bool,
 }
 
 /// Keeps the artifacts for `group`/`targets` (spec §12.2 step 5), or all archives when neither
@@ -485,6 +498,7 @@ pub async fn fetch(
 ) -> Result<Vec<FetchedArtifact>, TransferError> {
     let lines = Lines::new(out);
     let w = TransferError::Write;
+    members_usable(&request.members, request.mode)?;
     staging_to_read(request.local_staging_dir.as_deref())?;
     let include = compile(&request.include, "include")?;
     let exclude = compile(&request.exclude, "exclude")?;
@@ -564,6 +578,7 @@ pub async fn fetch(
         download_cache: None,
         download_concurrency: request.download_concurrency,
         extract_concurrency: request.extract_concurrency,
+        members: Members::new(&request.members, request.allow_empty),
     };
     transfer(&plan, selected, &lines).await
 }
@@ -596,6 +611,70 @@ pub(crate) struct Plan<'a> {
     pub(crate) download_concurrency: usize,
     /// Archives unpacked at once.
     pub(crate) extract_concurrency: usize,
+    /// The members chosen (`--member`), if any.
+    pub(crate) members: Members,
+}
+
+/// `--member` with a fetch that keeps archives or bootstraps is a usage error.
+pub(crate) fn members_usable(members: &[String], mode: FetchMode) -> Result<(), TransferError> {
+    if !members.is_empty() && matches!(mode, FetchMode::Archives | FetchMode::Bootstrap) {
+        return Err(TransferError::Usage(
+            "--member takes members out of archives: it goes with extracted or flattened fetches, not --no-extract or --bootstrap".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The `--member` globs of a fetch and those that matched something so far.
+pub(crate) struct Members {
+    globs: Vec<String>,
+    allow_empty: bool,
+    matched: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Members {
+    pub(crate) fn new(globs: &[String], allow_empty: bool) -> Self {
+        Members {
+            globs: globs.to_vec(),
+            allow_empty,
+            matched: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Whether members are chosen at all.
+    fn any(&self) -> bool {
+        !self.globs.is_empty()
+    }
+
+    /// Notes which globs matched in one archive (all but `unmatched`).
+    fn note(&self, unmatched: &[String]) {
+        let mut matched = self
+            .matched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        matched.extend(
+            self.globs
+                .iter()
+                .filter(|g| !unmatched.contains(g))
+                .cloned(),
+        );
+    }
+
+    /// The globs that matched in no archive (none with `--allow-empty`).
+    fn unmatched(&self) -> Vec<String> {
+        if self.allow_empty {
+            return Vec::new();
+        }
+        let matched = self
+            .matched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.globs
+            .iter()
+            .filter(|g| !matched.contains(*g))
+            .cloned()
+            .collect()
+    }
 }
 
 /// What became of one artifact: its line and the bytes it counts for in the totals.
@@ -627,6 +706,21 @@ pub(crate) fn fetched_totals_line(
     storage_backend::totals_line("Fetched", (done, total), "artifacts", bytes, wall, retries)
 }
 
+/// Where archives waiting for an unpacking slot wait, downloaded (removed when done).
+async fn spool_dir(dest: &Path, style: Style) -> Result<tempfile::TempDir, TransferError> {
+    let dir = dest.to_path_buf();
+    let spool =
+        storage_backend::blocking(move || file_tree::temp_dir_in(&dir, "download-spool")).await;
+    match (spool, style) {
+        (Ok(spool), _) => Ok(spool),
+        (Err(e), Style::Run) => Err(TransferError::Io(e)),
+        (Err(source), Style::Stage) => Err(TransferError::CannotWrite {
+            dir: dest.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Fetches `entries` into the plan's destination, one line per artifact as it completes,
 /// then the summary; every failure is named.
 pub(crate) async fn transfer(
@@ -644,19 +738,7 @@ pub(crate) async fn transfer(
         storage_backend::blocking(move || crate::remove_stale_partials(&dest)).await?;
     }
     let unpack = crate::UnpackSlots::new(plan.extract_concurrency);
-    // Archives waiting for an unpacking slot wait here, downloaded (removed when done).
-    let spool = {
-        let dir = dest.clone();
-        let spool =
-            storage_backend::blocking(move || file_tree::temp_dir_in(&dir, "download-spool")).await;
-        match (spool, plan.style) {
-            (Ok(spool), _) => spool,
-            (Err(e), Style::Run) => return Err(TransferError::Io(e)),
-            (Err(source), Style::Stage) => {
-                return Err(TransferError::CannotWrite { dir: dest, source });
-            }
-        }
-    };
+    let spool = spool_dir(&dest, plan.style).await?;
     let index = Arc::new(FlattenIndex::default());
     // With cores to spare, each archive is decompressed on a thread of its own.
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -681,6 +763,11 @@ pub(crate) async fn transfer(
         frame_workers,
     };
     let (fetched, mut failures) = run_all(plan, entries, &slots, &index, lines).await;
+    let no_member = if failures.is_empty() {
+        plan.members.unmatched()
+    } else {
+        Vec::new()
+    };
     let (done, bytes) = (fetched.len(), fetched.iter().map(|f| f.bytes).sum::<u64>());
     if plan.mode == FetchMode::Bootstrap && failures.is_empty() {
         let (dest, index) = (dest.clone(), index.clone());
@@ -700,6 +787,9 @@ pub(crate) async fn transfer(
             if !failures.is_empty() {
                 return Err(TransferError::Failed(failures));
             }
+            if !no_member.is_empty() {
+                return Err(TransferError::NoMember(no_member));
+            }
             lines
                 .take_error()
                 .map_or(Ok(fetched), |e| Err(TransferError::Write(e)))
@@ -714,6 +804,11 @@ pub(crate) async fn transfer(
                 "\nDownloaded {done} artifacts, extracted {extracted}"
             ));
             lines.line(totals);
+            if !no_member.is_empty() {
+                let message = TransferError::NoMember(no_member).to_string();
+                lines.line(format!("ERROR: {message}"));
+                return Err(TransferError::Reported(message));
+            }
             if failures.is_empty() {
                 return Ok(fetched);
             }
@@ -792,6 +887,38 @@ fn check(verified: bool) -> &'static str {
     }
 }
 
+/// The `--member` members of artifact `key`, and its line.
+async fn fetch_chosen_members(
+    plan: &Plan<'_>,
+    key: &str,
+    flatten: Option<Arc<FlattenIndex>>,
+) -> Result<Outcome, Error> {
+    let got = plan
+        .backend
+        .fetch_members(key, &plan.members.globs, &plan.dest, flatten)
+        .await?;
+    plan.members.note(&got.unmatched);
+    let how = if got.indexed {
+        format!(
+            "{} of {} frames, {}",
+            got.frames.0,
+            got.frames.1,
+            mib(got.bytes)
+        )
+    } else {
+        format!("no member index: the whole archive, {}", mib(got.bytes))
+    };
+    let line = if got.members == 0 {
+        format!("  -- No member of '{key}' matches")
+    } else {
+        format!("  ++ {} members of '{key}' ({how})", got.members)
+    };
+    Ok(Outcome {
+        line,
+        bytes: got.bytes,
+    })
+}
+
 /// Fetches one artifact.
 async fn fetch_one(
     plan: &Plan<'_>,
@@ -813,6 +940,10 @@ async fn fetch_one(
         FetchMode::Extract | FetchMode::Archives => Layout::Full,
     };
     let dir_name = extract_dir_name(key);
+    if plan.members.any() {
+        let flatten = (layout == Layout::Flatten).then(|| index.clone());
+        return fetch_chosen_members(plan, key, flatten).await;
+    }
     if layout == Layout::Full && backend.extracted_is_current(key, dest).await? {
         return Ok(match plan.style {
             Style::Run => Outcome {

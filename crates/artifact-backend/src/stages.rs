@@ -202,6 +202,9 @@ pub struct StageFetchRequest {
     pub allow_empty: bool,
     /// `--allow-unverified`: use archives that cannot be verified instead of failing on them.
     pub allow_unverified: bool,
+    /// Only the members these globs select (`--member`; all when empty): see
+    /// [`ArtifactBackend::fetch_members`].
+    pub members: Vec<String>,
 }
 
 impl StageFetchRequest {
@@ -231,6 +234,7 @@ impl StageFetchRequest {
             exclude_artifacts: String::new(),
             allow_empty: false,
             allow_unverified: false,
+            members: Vec::new(),
         }
     }
 }
@@ -296,6 +300,7 @@ pub async fn fetch_stage(
     out: &mut dyn Write,
 ) -> Result<Vec<crate::pipeline::FetchedArtifact>, TransferError> {
     let lines = Lines::new(out);
+    crate::pipeline::members_usable(&request.members, request.mode)?;
     let topology = load_topology(&request.checkout).await?;
     let Some(inbound) = inbound(&topology, &request.stage, &lines)? else {
         return Ok(Vec::new());
@@ -405,6 +410,7 @@ async fn fetch_chosen(
         download_cache,
         download_concurrency: request.download_concurrency,
         extract_concurrency: request.extract_concurrency,
+        members: crate::pipeline::Members::new(&request.members, request.allow_empty),
     };
     transfer(&plan, entries, lines).await
 }
