@@ -217,6 +217,8 @@ impl ArtifactBackend {
             .map_err(|e| FileError::write(output_dir, e))?;
         let archive = spool.path().join(key);
         let downloaded = self.download_artifact(key, &archive).await?;
+        // `spool` goes when this function returns, once the archive is closed (Windows keeps
+        // a directory holding an open file).
         let temp = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
             .map_err(|e| FileError::write(output_dir, e))?;
         let (key_owned, output, globs) = (key.to_owned(), output_dir.to_path_buf(), globs.to_vec());
@@ -262,7 +264,6 @@ impl ArtifactBackend {
                     )?;
                 }
             }
-            drop(spool);
             Ok::<_, Error>(selection)
         })
         .await?;
