@@ -102,11 +102,6 @@ impl ArtifactBackend {
         output_dir: &Path,
         flatten: Option<Arc<FlattenIndex>>,
     ) -> Result<MembersFetched, Error> {
-        let layout = if flatten.is_some() {
-            Layout::Flatten
-        } else {
-            Layout::Full
-        };
         let Some((index, etag)) = self.versioned_index(key).await? else {
             return self
                 .fetch_members_whole(key, globs, output_dir, flatten)
@@ -165,28 +160,8 @@ impl ArtifactBackend {
             .tar_of(&selection.members, &content)
             .map_err(damaged)?;
         drop(content);
-        fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
-        let temp = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
-            .map_err(|e| FileError::write(output_dir, e))?;
-        let (key_owned, output) = (key.to_owned(), output_dir.to_path_buf());
-        let records = self.records_dir(output_dir);
-        storage_backend::blocking(move || {
-            artifacts::extract_artifact(&key_owned, &mut &tar[..], temp.path(), layout)?;
-            match flatten {
-                Some(index) => index.merge_in(temp.path(), &output, &key_owned)?,
-                None => {
-                    crate::fetch::replace_copy(
-                        temp,
-                        &output,
-                        &key_owned,
-                        records.as_deref(),
-                        None,
-                    )?;
-                }
-            }
-            Ok::<_, Error>(())
-        })
-        .await?;
+        let place = self.placing(key, output_dir, flatten);
+        storage_backend::blocking(move || place.unpack(&mut &tar[..])).await?;
         Ok(MembersFetched {
             key: key.to_owned(),
             members: selection.members.len(),
@@ -219,15 +194,8 @@ impl ArtifactBackend {
         let downloaded = self.download_artifact(key, &archive).await?;
         // `spool` goes when this function returns, once the archive is closed (Windows keeps
         // a directory holding an open file).
-        let temp = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
-            .map_err(|e| FileError::write(output_dir, e))?;
-        let (key_owned, output, globs) = (key.to_owned(), output_dir.to_path_buf(), globs.to_vec());
-        let records = self.records_dir(output_dir);
-        let layout = if flatten.is_some() {
-            Layout::Flatten
-        } else {
-            Layout::Full
-        };
+        let place = self.placing(key, output_dir, flatten);
+        let (globs, key_owned) = (globs.to_vec(), key.to_owned());
         let selection = storage_backend::blocking(move || {
             let read_error = |e| artifacts::Error::archive_read(&key_owned, None, e);
             let open =
@@ -250,20 +218,10 @@ impl ArtifactBackend {
                 .chain(selection.members.iter().map(|&i| &index.members[i]))
                 .map(|m| (m.start, m.end))
                 .collect();
-            let mut chosen = artifacts::member_index::SpanReader::new(open()?, spans);
-            artifacts::extract_artifact(&key_owned, &mut chosen, temp.path(), layout)?;
-            match flatten {
-                Some(index) => index.merge_in(temp.path(), &output, &key_owned)?,
-                None => {
-                    crate::fetch::replace_copy(
-                        temp,
-                        &output,
-                        &key_owned,
-                        records.as_deref(),
-                        None,
-                    )?;
-                }
-            }
+            place.unpack(&mut artifacts::member_index::SpanReader::new(
+                open()?,
+                spans,
+            ))?;
             Ok::<_, Error>(selection)
         })
         .await?;
@@ -275,6 +233,16 @@ impl ArtifactBackend {
             bytes: downloaded.fetched,
             indexed: false,
         })
+    }
+
+    /// Where the chosen members of artifact `key` go in `output_dir`.
+    fn placing(&self, key: &str, output_dir: &Path, flatten: Option<Arc<FlattenIndex>>) -> Placing {
+        Placing {
+            key: key.to_owned(),
+            output: output_dir.to_path_buf(),
+            records: self.records_dir(output_dir),
+            flatten,
+        }
     }
 
     /// Bytes `from..to` of archive `key`: a ranged GET of the version `etag` on S3, a read of
@@ -332,4 +300,37 @@ pub struct MembersFetched {
     pub bytes: u64,
     /// Whether the archive had a member index (else it was downloaded whole).
     pub indexed: bool,
+}
+
+/// Where an artifact's chosen members go: merged into the output (flattened), or replacing
+/// `{output}/{artifact}`.
+struct Placing {
+    key: String,
+    output: std::path::PathBuf,
+    records: Option<std::path::PathBuf>,
+    flatten: Option<Arc<FlattenIndex>>,
+}
+
+impl Placing {
+    /// Unpacks the tar stream `tar` (the manifest and the chosen members) beside the output,
+    /// then puts it in place.
+    fn unpack(self, tar: &mut dyn std::io::Read) -> Result<(), Error> {
+        let output = &self.output;
+        fs_err::create_dir_all(output).map_err(|e| FileError::write(output, e))?;
+        let temp = file_tree::temp_dir_in(output, crate::extract_dir_name(&self.key))
+            .map_err(|e| FileError::write(output, e))?;
+        let layout = if self.flatten.is_some() {
+            Layout::Flatten
+        } else {
+            Layout::Full
+        };
+        artifacts::extract_artifact(&self.key, tar, temp.path(), layout)?;
+        match &self.flatten {
+            Some(index) => index.merge_in(temp.path(), output, &self.key),
+            None => {
+                crate::fetch::replace_copy(temp, output, &self.key, self.records.as_deref(), None)
+                    .map(drop)
+            }
+        }
+    }
 }
