@@ -13,6 +13,14 @@ use futures::StreamExt as _;
 
 use crate::{ArtifactBackend, Error, FlattenIndex};
 
+/// The largest ranged read of a member fetch: small enough that a member's few frames spread
+/// over several connections (behind a per-connection limit, the number of connections is the
+/// speed).
+const MEMBER_RANGE_SIZE: u64 = 1 << 20;
+/// Ranged reads of a member fetch in flight or waiting to be handed on (on S3 also within the
+/// backend's budget of streamed reads).
+const MEMBER_RANGES: usize = 12;
+
 impl ArtifactBackend {
     /// The member index of artifact `key`, reading only the archive's end: on S3 one HEAD and
     /// a ranged GET of its tail (larger once if the index needs it), the index checked against
@@ -86,9 +94,11 @@ impl ArtifactBackend {
     /// Writes the members of artifact `key` that `globs` select ([`MemberIndex::select`]:
     /// with the members their links lead to) into `output_dir` as a fetch with `layout`
     /// would write them (into `{output_dir}/{artifact}`, replaced by them; with `flatten`,
-    /// merged into `output_dir` as a flattened fetch merges), reading only the frames that hold them: on S3 one ranged GET
-    /// per run of consecutive frames, each frame checked against the SHA-256 the index
-    /// records for it before it is decoded. An archive without a member index (written by
+    /// merged into `output_dir` as a flattened fetch merges), reading only the frames that
+    /// hold them: on S3 as parallel ranged GETs of at most 1 MiB (within the backend's budget
+    /// of streamed reads), each frame checked against the SHA-256 the index records for it
+    /// before it is decoded, and the members unpacked as the frames arrive (memory stays
+    /// bounded however many are selected). An archive without a member index (written by
     /// another tool, xz) is downloaded whole and verified, and only the selected members
     /// unpacked.
     ///
@@ -121,47 +131,101 @@ impl ArtifactBackend {
         }
         let runs = index.frame_runs(&selection.members);
         let shown = self.shown_location(key);
+        // The frames' bytes as ranged reads of at most `MEMBER_RANGE_SIZE`, several in flight,
+        // handed on in order; each frame, once whole, goes to the unpacker, which checks it
+        // against the index and decodes it. At most `MEMBER_RANGES` reads and two frames are
+        // held in memory, whatever is selected.
+        let pieces: Vec<(u64, u64)> = runs
+            .iter()
+            .flat_map(|run| {
+                let from = index.frames[run.start].offset;
+                let last = &index.frames[run.end - 1];
+                let to = last.offset + last.compressed;
+                (from..to)
+                    .step_by(usize::try_from(MEMBER_RANGE_SIZE).unwrap_or(usize::MAX))
+                    .map(move |at| (at, (at + MEMBER_RANGE_SIZE).min(to)))
+            })
+            .collect();
+        let bytes = pieces.iter().map(|(from, to)| to - from).sum();
+        let (frames_tx, mut frames_rx) =
+            tokio::sync::mpsc::channel::<(artifacts::member_index::IndexedFrame, Vec<u8>)>(1);
+        let wanted: Vec<_> = runs
+            .iter()
+            .flat_map(|run| index.frames[run.clone()].iter().cloned())
+            .collect();
+        let producer = async move {
+            let etag = etag.as_str();
+            let mut reads = futures::stream::iter(pieces)
+                .map(|range| async move {
+                    let permit = self.range_permit().await;
+                    let bytes = self.read_archive_range(key, range, etag).await?;
+                    Ok::<_, Error>((range.0, bytes, permit))
+                })
+                .buffered(MEMBER_RANGES);
+            let mut wanted = wanted.into_iter().peekable();
+            let mut frame = Vec::new();
+            while let Some(read) = reads.next().await {
+                let (mut at, bytes, _permit) = read?;
+                let mut rest = &bytes[..];
+                while let Some(f) = wanted.peek() {
+                    if at < f.offset {
+                        // A run's first frame starts where its read starts.
+                        break;
+                    }
+                    let need = usize::try_from(f.offset + f.compressed - at).unwrap_or(usize::MAX);
+                    let take = need.min(rest.len());
+                    frame.extend_from_slice(&rest[..take]);
+                    (at, rest) = (at + take as u64, &rest[take..]);
+                    if take < need {
+                        break;
+                    }
+                    let f = wanted.next().expect("peeked");
+                    if frames_tx
+                        .send((f, std::mem::take(&mut frame)))
+                        .await
+                        .is_err()
+                    {
+                        // The unpacker stopped: its error is the one to tell.
+                        return Ok(());
+                    }
+                }
+            }
+            Ok::<_, Error>(())
+        };
+        // The first frame that is not what the index says, kept to be named.
+        let damage = Arc::new(std::sync::Mutex::new(None));
+        let tar_frames = {
+            let damage = damage.clone();
+            std::iter::from_fn(move || frames_rx.blocking_recv()).map(move |(f, compressed)| {
+                f.decode(&compressed)
+                    .map(|content| (f.content_offset, content))
+                    .map_err(|e| {
+                        let message = e.to_string();
+                        *damage
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                        std::io::Error::new(std::io::ErrorKind::InvalidData, message)
+                    })
+            })
+        };
         let damaged = |source| Error::MemberIndex {
             archive: shown.clone(),
             source,
         };
-        // The runs of frames, read and checked, then decoded: (content offset, bytes).
-        let index_ref = &index;
-        let etag = etag.as_str();
-        let fetched: Vec<(u64, Vec<u8>, u64)> = futures::stream::iter(runs.iter().cloned())
-            .map(|run| async move {
-                let first = &index_ref.frames[run.start];
-                let last = &index_ref.frames[run.end - 1];
-                let (from, to) = (first.offset, last.offset + last.compressed);
-                let bytes = self.read_archive_range(key, (from, to), etag).await?;
-                let frames = index_ref.frames[run].to_vec();
-                let content_offset = first.content_offset;
-                storage_backend::blocking(move || {
-                    let mut content = Vec::new();
-                    for f in &frames {
-                        let at = usize::try_from(f.offset - from).unwrap_or(usize::MAX);
-                        let len = usize::try_from(f.compressed).unwrap_or(usize::MAX);
-                        let compressed = bytes.get(at..at.saturating_add(len)).unwrap_or_default();
-                        content.extend_from_slice(&f.decode(compressed)?);
-                    }
-                    Ok((content_offset, content, to - from))
-                })
-                .await
-                .map_err(damaged)
-            })
-            .buffered(8)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect::<Result<_, Error>>()?;
-        let bytes = fetched.iter().map(|(_, _, n)| n).sum();
-        let content: Vec<(u64, Vec<u8>)> = fetched.into_iter().map(|(at, c, _)| (at, c)).collect();
-        let tar = index
-            .tar_of(&selection.members, &content)
+        let mut tar = index
+            .member_tar(&selection.members, tar_frames)
             .map_err(damaged)?;
-        drop(content);
         let place = self.placing(key, output_dir, flatten);
-        storage_backend::blocking(move || place.unpack(&mut &tar[..])).await?;
+        let unpacker = storage_backend::blocking(move || place.unpack(&mut tar));
+        let (produced, unpacked) = futures::join!(producer, unpacker);
+        produced?;
+        if let Err(e) = unpacked {
+            let found = damage
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            return Err(found.map_or(e, damaged));
+        }
         Ok(MembersFetched {
             key: key.to_owned(),
             members: selection.members.len(),
@@ -242,6 +306,16 @@ impl ArtifactBackend {
             output: output_dir.to_path_buf(),
             records: self.records_dir(output_dir),
             flatten,
+        }
+    }
+
+    /// A slot of the backend's budget of streamed ranged reads (on S3), held until the bytes
+    /// read in it are handed on.
+    async fn range_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        match self {
+            #[cfg(feature = "s3")]
+            ArtifactBackend::S3(b) => b.stream_slots.clone().acquire_owned().await.ok(),
+            ArtifactBackend::Local(_) => None,
         }
     }
 

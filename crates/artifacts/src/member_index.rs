@@ -503,38 +503,42 @@ impl MemberIndex {
     }
 
     /// A tar stream of the prologue (the manifest), `members` and the end-of-archive blocks,
-    /// each member's bytes taken from `content` (the decoded content of the frames holding
-    /// them, as `(content offset, bytes)` runs). An archive reader unpacks it as it would the
-    /// whole archive, but with only these members.
+    /// each member's bytes taken from `frames` (the decoded content of frames holding them, as
+    /// `(content offset, bytes)`, in order, read as it is needed: a frame is dropped once read
+    /// past). An archive reader unpacks it as it would the whole archive, but with only these
+    /// members. An error of `frames` is the stream's; frames that leave a member's bytes out
+    /// are an [`io::ErrorKind::InvalidData`] error naming the member's offset.
     ///
     /// # Errors
-    /// [`IndexError::Damaged`] when the index has no prologue, or a member's bytes are not in
-    /// `content`.
-    pub fn tar_of(
+    /// [`IndexError::Damaged`] when the index has no prologue.
+    pub fn member_tar<I>(
         &self,
         members: &[usize],
-        content: &[(u64, Vec<u8>)],
-    ) -> Result<Vec<u8>, IndexError> {
+        frames: I,
+    ) -> Result<SpanReader<DecodedFrames<I::IntoIter>>, IndexError>
+    where
+        I: IntoIterator<Item = io::Result<(u64, Vec<u8>)>>,
+    {
         let prologue = self.prologue.as_ref().ok_or_else(|| {
             IndexError::Damaged("it does not hold the first member's bytes".to_owned())
         })?;
-        let mut tar = prologue.clone();
-        for &i in members {
-            let m = &self.members[i];
-            let bytes = content
-                .iter()
-                .find_map(|(at, bytes)| {
-                    let from = usize::try_from(m.start.checked_sub(*at)?).ok()?;
-                    let to = usize::try_from(m.end - at).ok()?;
-                    bytes.get(from..to)
-                })
-                .ok_or_else(|| {
-                    IndexError::Damaged(format!("the bytes of {:?} were not fetched", m.path))
-                })?;
-            tar.extend_from_slice(bytes);
-        }
-        tar.extend_from_slice(&[0; 1024]);
-        Ok(tar)
+        let spans = members
+            .iter()
+            .map(|&i| (self.members[i].start, self.members[i].end))
+            .collect();
+        Ok(SpanReader {
+            source: DecodedFrames {
+                frames: frames.into_iter(),
+                chunk: None,
+                at: 0,
+            },
+            head: prologue.clone(),
+            head_at: 0,
+            spans,
+            next: 0,
+            at: 0,
+            tail: 1024,
+        })
     }
 
     /// The frames (indexes into [`MemberIndex::frames`]) that hold the bytes `start..end` of
@@ -632,24 +636,108 @@ pub fn index_tar_stream(tar: impl io::Read) -> io::Result<MemberIndex> {
     Ok(index)
 }
 
+/// Where a [`SpanReader`] reads the tar stream from: the stream itself ([`WholeStream`]), or
+/// only the decoded frames that hold the spans ([`DecodedFrames`]).
+pub trait SpanSource {
+    /// Reads the bytes at the current position into `buf`, as [`io::Read::read`].
+    ///
+    /// # Errors
+    /// As the source's reads.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Moves `n` bytes forward without handing them out; the number moved (fewer at the end
+    /// of the stream).
+    ///
+    /// # Errors
+    /// As the source's reads.
+    fn skip(&mut self, n: u64) -> io::Result<u64>;
+}
+
+/// A whole tar stream as a [`SpanSource`]: skipped bytes are read and dropped.
+#[derive(Debug)]
+pub struct WholeStream<R>(pub R);
+
+impl<R: io::Read> SpanSource for WholeStream<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+
+    fn skip(&mut self, n: u64) -> io::Result<u64> {
+        io::copy(&mut io::Read::take(&mut self.0, n), &mut io::sink())
+    }
+}
+
+/// The decoded content of some frames of an archive, `(content offset, bytes)` in order, as a
+/// [`SpanSource`] over the tar stream: only the bytes the frames hold can be read, and each
+/// frame is dropped once the position is past it.
+#[derive(Debug)]
+pub struct DecodedFrames<I> {
+    frames: I,
+    /// The frame being read: its content offset and bytes.
+    chunk: Option<(u64, Vec<u8>)>,
+    /// The position in the tar stream.
+    at: u64,
+}
+
+impl<I: Iterator<Item = io::Result<(u64, Vec<u8>)>>> SpanSource for DecodedFrames<I> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if let Some((offset, bytes)) = &self.chunk {
+                let end = offset + bytes.len() as u64;
+                if *offset <= self.at && self.at < end {
+                    let from = usize::try_from(self.at - offset).unwrap_or(usize::MAX);
+                    let n = buf.len().min(bytes.len() - from);
+                    buf[..n].copy_from_slice(&bytes[from..from + n]);
+                    self.at += n as u64;
+                    return Ok(n);
+                }
+                if *offset > self.at {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "the bytes at {} of the tar stream were not fetched",
+                            self.at
+                        ),
+                    ));
+                }
+            }
+            match self.frames.next() {
+                Some(frame) => self.chunk = Some(frame?),
+                None => return Ok(0),
+            }
+        }
+    }
+
+    fn skip(&mut self, n: u64) -> io::Result<u64> {
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// A tar stream of only some spans of another (the members chosen, each with its headers),
-/// followed by the two end-of-archive blocks: the rest is read and dropped.
-pub struct SpanReader<R> {
-    inner: R,
+/// after a head (the manifest's bytes, when the index carries them) and followed by the two
+/// end-of-archive blocks: the bytes between the spans are skipped.
+#[derive(Debug)]
+pub struct SpanReader<S> {
+    source: S,
+    /// Bytes given before the spans.
+    head: Vec<u8>,
+    head_at: usize,
     /// The spans to keep, sorted, not overlapping.
     spans: Vec<(u64, u64)>,
     next: usize,
-    /// Where `inner` is.
+    /// Where `source` is.
     at: u64,
     /// End-of-archive bytes still to give once the spans are done.
     tail: usize,
 }
 
-impl<R: io::Read> SpanReader<R> {
+impl<R: io::Read> SpanReader<WholeStream<R>> {
     /// The spans `spans` (sorted, not overlapping) of the stream `inner`.
     pub fn new(inner: R, spans: Vec<(u64, u64)>) -> Self {
         SpanReader {
-            inner,
+            source: WholeStream(inner),
+            head: Vec::new(),
+            head_at: 0,
             spans,
             next: 0,
             at: 0,
@@ -658,8 +746,14 @@ impl<R: io::Read> SpanReader<R> {
     }
 }
 
-impl<R: io::Read> io::Read for SpanReader<R> {
+impl<S: SpanSource> io::Read for SpanReader<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.head_at < self.head.len() {
+            let n = buf.len().min(self.head.len() - self.head_at);
+            buf[..n].copy_from_slice(&self.head[self.head_at..self.head_at + n]);
+            self.head_at += n;
+            return Ok(n);
+        }
         let Some(&(start, end)) = self.spans.get(self.next) else {
             let n = buf.len().min(self.tail);
             buf[..n].fill(0);
@@ -668,7 +762,7 @@ impl<R: io::Read> io::Read for SpanReader<R> {
         };
         if self.at < start {
             let skip = start - self.at;
-            let skipped = io::copy(&mut (&mut self.inner).take(skip), &mut io::sink())?;
+            let skipped = self.source.skip(skip)?;
             self.at += skipped;
             if skipped < skip {
                 return Err(io::Error::new(
@@ -680,7 +774,7 @@ impl<R: io::Read> io::Read for SpanReader<R> {
         let want = usize::try_from(end - self.at)
             .unwrap_or(usize::MAX)
             .min(buf.len());
-        let n = self.inner.read(&mut buf[..want])?;
+        let n = self.source.read(&mut buf[..want])?;
         if n == 0 && want > 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

@@ -92,6 +92,7 @@ async fn a_member_costs_its_frames_and_the_index_only() {
 
     // The big library, flattened.
     let flat = work.path().join("flat");
+    let before = server.requests();
     let fetched = backend
         .fetch_members(
             KEY,
@@ -102,6 +103,14 @@ async fn a_member_costs_its_frames_and_the_index_only() {
         .await
         .unwrap();
     assert_eq!(fetched.members, 1);
+    // Its frames (one run) as ranged GETs of 1 MiB, after the HEAD and the tail.
+    assert!(fetched.frames.0 >= 3, "{:?}", fetched.frames);
+    assert_eq!(
+        server.requests() - before,
+        2 + fetched.bytes.div_ceil(1 << 20),
+        "{} bytes",
+        fetched.bytes
+    );
     assert_eq!(
         fs_err::read(flat.join("lib/libbig.so")).unwrap(),
         rock_ci_test_support::incompressible_bytes(24 << 20, 5)
