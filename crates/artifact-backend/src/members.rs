@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use artifacts::Layout;
-use artifacts::member_index::MemberIndex;
 #[cfg(feature = "s3")]
 use artifacts::member_index::{FIRST_TAIL, IndexError};
+use artifacts::member_index::{IndexedFrame, MemberIndex};
 use file_tree::FileError;
 use futures::StreamExt as _;
 
@@ -147,51 +147,12 @@ impl ArtifactBackend {
             })
             .collect();
         let bytes = pieces.iter().map(|(from, to)| to - from).sum();
-        let (frames_tx, mut frames_rx) =
-            tokio::sync::mpsc::channel::<(artifacts::member_index::IndexedFrame, Vec<u8>)>(1);
+        let (frames_tx, mut frames_rx) = tokio::sync::mpsc::channel::<(IndexedFrame, Vec<u8>)>(1);
         let wanted: Vec<_> = runs
             .iter()
             .flat_map(|run| index.frames[run.clone()].iter().cloned())
             .collect();
-        let producer = async move {
-            let etag = etag.as_str();
-            let mut reads = futures::stream::iter(pieces)
-                .map(|range| async move {
-                    let permit = self.range_permit().await;
-                    let bytes = self.read_archive_range(key, range, etag).await?;
-                    Ok::<_, Error>((range.0, bytes, permit))
-                })
-                .buffered(MEMBER_RANGES);
-            let mut wanted = wanted.into_iter().peekable();
-            let mut frame = Vec::new();
-            while let Some(read) = reads.next().await {
-                let (mut at, bytes, _permit) = read?;
-                let mut rest = &bytes[..];
-                while let Some(f) = wanted.peek() {
-                    if at < f.offset {
-                        // A run's first frame starts where its read starts.
-                        break;
-                    }
-                    let need = usize::try_from(f.offset + f.compressed - at).unwrap_or(usize::MAX);
-                    let take = need.min(rest.len());
-                    frame.extend_from_slice(&rest[..take]);
-                    (at, rest) = (at + take as u64, &rest[take..]);
-                    if take < need {
-                        break;
-                    }
-                    let f = wanted.next().expect("peeked");
-                    if frames_tx
-                        .send((f, std::mem::take(&mut frame)))
-                        .await
-                        .is_err()
-                    {
-                        // The unpacker stopped: its error is the one to tell.
-                        return Ok(());
-                    }
-                }
-            }
-            Ok::<_, Error>(())
-        };
+        let producer = self.send_frames(key, etag, pieces, wanted, frames_tx);
         // The first frame that is not what the index says, kept to be named.
         let damage = Arc::new(std::sync::Mutex::new(None));
         let tar_frames = {
@@ -217,9 +178,9 @@ impl ArtifactBackend {
             .map_err(damaged)?;
         let place = self.placing(key, output_dir, flatten);
         let unpacker = storage_backend::blocking(move || place.unpack(&mut tar));
-        let (produced, unpacked) = futures::join!(producer, unpacker);
-        produced?;
-        if let Err(e) = unpacked {
+        let (read, placed) = futures::join!(producer, unpacker);
+        read?;
+        if let Err(e) = placed {
             let found = damage
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -237,6 +198,52 @@ impl ArtifactBackend {
             bytes,
             indexed: true,
         })
+    }
+
+    /// Reads `pieces` (ranges of archive `key`, version `etag`) as parallel ranged reads,
+    /// handed on in order, and sends each of the `wanted` frames they hold to `frames` once it
+    /// is whole. Stops early, without an error, when `frames`' receiver is gone (the unpacker
+    /// stopped: its error is the one to tell).
+    async fn send_frames(
+        &self,
+        key: &str,
+        etag: String,
+        pieces: Vec<(u64, u64)>,
+        wanted: Vec<IndexedFrame>,
+        frames: tokio::sync::mpsc::Sender<(IndexedFrame, Vec<u8>)>,
+    ) -> Result<(), Error> {
+        let etag = etag.as_str();
+        let mut reads = futures::stream::iter(pieces)
+            .map(|range| async move {
+                let permit = self.range_permit().await;
+                let bytes = self.read_archive_range(key, range, etag).await?;
+                Ok::<_, Error>((range.0, bytes, permit))
+            })
+            .buffered(MEMBER_RANGES);
+        let mut wanted = wanted.into_iter().peekable();
+        let mut frame = Vec::new();
+        while let Some(read) = reads.next().await {
+            let (mut at, bytes, _permit) = read?;
+            let mut rest = &bytes[..];
+            while let Some(f) = wanted.peek() {
+                if at < f.offset {
+                    // A run's first frame starts where its read starts.
+                    break;
+                }
+                let need = usize::try_from(f.offset + f.compressed - at).unwrap_or(usize::MAX);
+                let take = need.min(rest.len());
+                frame.extend_from_slice(&rest[..take]);
+                (at, rest) = (at + take as u64, &rest[take..]);
+                if take < need {
+                    break;
+                }
+                let f = wanted.next().expect("peeked");
+                if frames.send((f, std::mem::take(&mut frame))).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`ArtifactBackend::fetch_members`] of an archive without a member index: downloaded
