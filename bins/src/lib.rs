@@ -26,6 +26,21 @@ where
     clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
+/// `--member` and `--allow-empty`: the archive members a fetch writes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MemberArgs {
+    /// Only the archive members this glob matches (repeatable): by their path in the archive
+    /// or below its manifest paths (`lib/libamdhip64.so*`, which is also the path below the
+    /// install prefix of a flattened fetch or an install), `*` crossing `/`; a symlink brings
+    /// its target. Only the frames holding them are downloaded where the archive has a member
+    /// index; other archives are downloaded whole and filtered.
+    #[arg(long = "member", value_name = "GLOB")]
+    pub members: Vec<String>,
+    /// A `--member` glob that matches no member is not an error.
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
 /// The time limits and retry budget of network requests, as flags; each overrides the
 /// environment variable of the same meaning (`ROCK_CI_CONNECT_TIMEOUT`, ...), which the S3
 /// and GitHub clients read.

@@ -72,15 +72,8 @@ struct Args {
     /// with the object) instead of failing on them.
     #[arg(long)]
     allow_unverified: bool,
-    /// Only the archive members this glob matches (repeatable): by their path in the archive
-    /// or below its manifest paths (`lib/libamdhip64.so*`), `*` crossing `/`; a symlink brings
-    /// its target. Only the frames holding them are downloaded where the archive has a member
-    /// index; other archives are downloaded whole and filtered.
-    #[arg(long = "member", value_name = "GLOB")]
-    members: Vec<String>,
-    /// A `--member` glob that matches no member is not an error.
-    #[arg(long)]
-    allow_empty: bool,
+    #[command(flatten)]
+    chosen: rock_ci::MemberArgs,
     #[command(flatten)]
     limits: rock_ci::NetworkLimits,
     #[command(flatten)]
@@ -106,8 +99,8 @@ pub(crate) fn main() -> ExitCode {
     request.mode = FetchMode::from_flags(args.no_extract, false, args.flatten);
     request.local_staging_dir = args.local_staging_dir;
     request.allow_unverified = args.allow_unverified;
-    request.members = args.members;
-    request.allow_empty = args.allow_empty;
+    request.members = args.chosen.members;
+    request.allow_empty = args.chosen.allow_empty;
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);
     let mut stdout = std::io::stdout().lock();

@@ -61,6 +61,9 @@ struct Args {
     /// recorded with the object) instead of failing on them.
     #[arg(long)]
     allow_unverified: bool,
+    /// Run mode: `--member` and `--allow-empty`.
+    #[command(flatten)]
+    chosen: rock_ci::MemberArgs,
     #[command(flatten)]
     selection: SelectionArgs,
     #[command(flatten)]
@@ -80,6 +83,13 @@ fn non_empty_group(s: &str) -> Result<String, String> {
 pub(crate) fn main() -> ExitCode {
     let args: Args = rock_ci::parse_args();
     args.log.init_logging();
+    if (!args.chosen.members.is_empty() || args.chosen.allow_empty) && args.run_id.is_none() {
+        clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--member and --allow-empty select archive members of a run: they need --run-id\n",
+        )
+        .exit();
+    }
     let source = match (args.run_id, args.release, args.input_dir) {
         (Some(id), _, _) => Source::Run(id),
         (_, Some(version), _) => Source::Release(version),
@@ -99,6 +109,8 @@ pub(crate) fn main() -> ExitCode {
     request.selection = args.selection.0;
     request.download_concurrency = args.download_concurrency.max(1);
     request.allow_unverified = args.allow_unverified;
+    request.members = args.chosen.members;
+    request.allow_empty = args.chosen.allow_empty;
     request.load_family_table(args.therock_dir);
     let lookup = args.limits.over(github_actions::process_env);
     let progress = rock_ci::progress::reporter_factory(args.log.quiet);

@@ -22,6 +22,7 @@ mod elf_patch_files;
 mod fetch_artifacts;
 mod find_artifacts;
 mod install_rocm;
+mod members;
 mod migration;
 mod multicall;
 mod post_build_upload;

@@ -80,6 +80,11 @@ pub struct Request {
     pub extract_concurrency: usize,
     /// Run mode: use archives that cannot be verified (`--allow-unverified`).
     pub allow_unverified: bool,
+    /// Run mode: only the archive members these globs select (`--member`; all when empty),
+    /// matched below the install prefix or in the archive.
+    pub members: Vec<String>,
+    /// Run mode: a `--member` glob that matches nothing is not an error (`--allow-empty`).
+    pub allow_empty: bool,
 }
 
 impl Request {
@@ -105,6 +110,8 @@ impl Request {
             download_concurrency: 10,
             extract_concurrency: pipeline::default_extract_concurrency(),
             allow_unverified: false,
+            members: Vec::new(),
+            allow_empty: false,
         }
     }
 }
@@ -209,6 +216,12 @@ pub(crate) fn fetch_argv(request: &Request, run_id: &str, targets: &str) -> Vec<
     }
     if let Some(repo) = &request.run_github_repo {
         argv.extend(["--run-github-repo".to_owned(), repo.to_string()]);
+    }
+    for glob in &request.members {
+        argv.extend(["--member".to_owned(), glob.clone()]);
+    }
+    if request.allow_empty {
+        argv.push("--allow-empty".to_owned());
     }
     argv.extend(request.selection.include_patterns());
     argv
@@ -462,6 +475,8 @@ async fn run_mode(
     fetch.dry_run = into.is_none();
     fetch.mode = FetchMode::Flatten;
     fetch.allow_unverified = request.allow_unverified;
+    fetch.members.clone_from(&request.members);
+    fetch.allow_empty = request.allow_empty;
     pipeline::fetch(&fetch, lookup, progress, out).await?;
     writeln!(out, "Retrieved artifacts for run ID {run_id}")?;
     Ok(())
