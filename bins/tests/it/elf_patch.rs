@@ -80,7 +80,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
         cc(dir, "pie", prog, &["-pie", "-fPIE"]),
         cc(dir, "nopie", prog, &["-no-pie"]),
     ];
-    let system = rock_ci_test_support::elf::system_libraries();
+    let system = rock_ci_test_support::system_libraries();
     for (i, p) in system.into_iter().take(12).enumerate() {
         let copy = dir.join(format!(
             "sys{i}-{}",

@@ -29,7 +29,7 @@ struct Fixture {
 /// The largest shared libraries of this machine up to 6 MiB, about 40 MiB of them, by file
 /// name.
 fn real_libraries() -> Vec<(String, Vec<u8>)> {
-    let mut found: Vec<(u64, PathBuf)> = rock_ci_test_support::elf::system_libraries()
+    let mut found: Vec<(u64, PathBuf)> = rock_ci_test_support::system_libraries()
         .into_iter()
         .filter_map(|p| Some((fs_err::metadata(&p).ok()?.len(), p)))
         .filter(|(size, _)| *size <= 6 << 20)

@@ -16,33 +16,6 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
-/// The shared libraries of this machine (`*.so.*` regular files beginning with the ELF magic
-/// in its library directories), sorted by path: real ELF files no test built.
-pub fn system_libraries() -> Vec<PathBuf> {
-    let is_elf = |p: &Path| {
-        let mut magic = [0u8; 4];
-        fs_err::File::open(p)
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-            .is_ok_and(|()| &magic == b"\x7fELF")
-    };
-    let mut found: Vec<PathBuf> = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"]
-        .iter()
-        .filter_map(|d| fs_err::read_dir(d).ok())
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().contains(".so."))
-                && !p.is_symlink()
-                && p.is_file()
-                && is_elf(p)
-        })
-        .collect();
-    found.sort();
-    found
-}
-
 /// Compiles `source` with `cc` into `dir/name`, passing `args`.
 pub fn cc(dir: &Path, name: &str, source: &str, args: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));

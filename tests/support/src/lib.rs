@@ -23,7 +23,7 @@ mod server_thread;
 pub mod tar_tree;
 mod tls_proxy;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use fault_proxy::{Fault, FaultPlan, FaultProxy, RequestHead, Rule};
 pub use http_server::{HttpServer, Reply, Request};
@@ -211,6 +211,35 @@ pub fn assert_fails_with(out: &std::process::Output, code: i32, message: &str, w
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{what}: {stderr}");
     assert!(stderr.contains(message), "{message} not in {stderr}");
+}
+
+/// The shared libraries of this machine (`*.so.*` regular files beginning with the ELF magic
+/// in its library directories), sorted by path: real ELF files no test built. Under Wine the
+/// same directories are read through the drive that maps the host's root (`Z:`), when the
+/// working directory is on it.
+pub fn system_libraries() -> Vec<PathBuf> {
+    let is_elf = |p: &Path| {
+        let mut magic = [0u8; 4];
+        fs_err::File::open(p)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+            .is_ok_and(|()| &magic == b"\x7fELF")
+    };
+    let mut found: Vec<PathBuf> = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"]
+        .iter()
+        .filter_map(|d| fs_err::read_dir(d).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".so."))
+                && !p.is_symlink()
+                && p.is_file()
+                && is_elf(p)
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::{Edit, ElfError, Error, patch};
 // libraries, for an edit that fits in place and one that moves the tables to a new segment.
 #[test]
 fn a_mapped_file_is_edited_as_its_bytes_in_memory_are() {
-    let mut libraries = rock_ci_test_support::elf::system_libraries();
+    let mut libraries = rock_ci_test_support::system_libraries();
     libraries.truncate(16);
     assert!(libraries.len() >= 8, "too few libraries: {libraries:?}");
     let edits = [
