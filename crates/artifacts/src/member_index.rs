@@ -342,7 +342,11 @@ impl MemberIndex {
     /// # Errors
     /// When the index does not fit a skippable frame (4 GiB) or does not compress.
     pub fn encode(&self) -> io::Result<Vec<u8>> {
-        let compressed = zstd::bulk::compress(self.text().as_bytes(), LEVEL)?;
+        // With the frame's content checksum: where no digest of the index is recorded (a local
+        // staging directory), damage to it is still found when it is decoded.
+        let mut compressor = zstd::bulk::Compressor::new(LEVEL)?;
+        compressor.include_checksum(true)?;
+        let compressed = compressor.compress(self.text().as_bytes())?;
         let size = u32::try_from(compressed.len() + 8)
             .map_err(|_| io::Error::other("the member index is too large for a frame"))?;
         let mut frame = Vec::with_capacity(compressed.len() + 16);

@@ -161,6 +161,14 @@ fn the_index_from_the_tail_lists_every_member_and_frame_as_the_archive_holds_the
     );
 }
 
+/// The bytes of the seek table frame that ends `archive` (its footer: entry count, flags).
+fn seek_table_len(archive: &[u8]) -> usize {
+    let footer = &archive[archive.len() - 9..];
+    let entries = u32::from_le_bytes(footer[..4].try_into().unwrap()) as usize;
+    let entry = if footer[4] & 0x80 != 0 { 12 } else { 8 };
+    8 + entries * entry + 9
+}
+
 #[test]
 fn a_damaged_index_is_refused_and_other_archives_have_none() {
     let work = tempfile::tempdir().unwrap();
@@ -184,6 +192,24 @@ fn a_damaged_index_is_refused_and_other_archives_have_none() {
         MemberIndex::from_tail(&damaged, damaged.len() as u64, Some(&recorded)),
         Err(IndexError::Mismatch { .. })
     ));
+    // Without a recorded digest (a local staging directory) the index frame's own content
+    // checksum finds the damage, wherever it is in the compressed text (a change to bits the
+    // decoder never reads leaves the same index).
+    let text_start = index_text_byte - 4;
+    let text_end = archive.len() - seek_table_len(&archive) - 8;
+    let mut unchanged = 0;
+    for byte in text_start..text_end {
+        let mut damaged = archive.clone();
+        damaged[byte] ^= 0x04;
+        match MemberIndex::from_tail(&damaged, damaged.len() as u64, None) {
+            Err(err) => assert!(matches!(err, IndexError::Damaged(_)), "{byte}: {err}"),
+            Ok((read, _)) => {
+                assert_eq!(read, index, "a change at byte {byte} went unseen");
+                unchanged += 1;
+            }
+        }
+    }
+    assert!(unchanged * 20 < text_end - text_start, "{unchanged}");
     // xz and gzip archives have none.
     for (compression, name) in [
         (Compression::Xz { preset: 1 }, "a.tar.xz"),
