@@ -7,7 +7,7 @@ use std::sync::Arc;
 use artifacts::Layout;
 #[cfg(feature = "s3")]
 use artifacts::member_index::{FIRST_TAIL, IndexError};
-use artifacts::member_index::{IndexedFrame, MemberIndex};
+use artifacts::member_index::{IndexedFrame, IndexedMember, MemberIndex};
 use file_tree::FileError;
 use futures::StreamExt as _;
 
@@ -256,27 +256,13 @@ impl ArtifactBackend {
         output_dir: &Path,
         flatten: Option<Arc<FlattenIndex>>,
     ) -> Result<MembersFetched, Error> {
-        let format = artifacts::ArchiveFormat::from_file_name(key)
-            .ok_or_else(|| Error::Artifacts(artifacts::Error::UnknownArchiveFormat(key.into())))?;
         fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
-        let spool = file_tree::temp_dir_in(output_dir, crate::extract_dir_name(key))
-            .map_err(|e| FileError::write(output_dir, e))?;
-        let archive = spool.path().join(key);
-        let downloaded = self.download_artifact(key, &archive).await?;
-        // `spool` goes when this function returns, once the archive is closed (Windows keeps
-        // a directory holding an open file).
+        let spooled = self.spool_whole(key, output_dir).await?;
+        let fetched = spooled.fetched;
         let place = self.placing(key, output_dir, flatten);
-        let (globs, key_owned) = (globs.to_vec(), key.to_owned());
+        let globs = globs.to_vec();
         let selection = storage_backend::blocking(move || {
-            let read_error = |e| artifacts::Error::archive_read(&key_owned, None, e);
-            let open =
-                || -> Result<_, Error> {
-                    let file =
-                        fs_err::File::open(&archive).map_err(|e| FileError::read(&archive, e))?;
-                    Ok(artifacts::decoder(format, std::io::BufReader::new(file))
-                        .map_err(read_error)?)
-                };
-            let index = artifacts::member_index::index_tar_stream(open()?).map_err(read_error)?;
+            let index = spooled.scan()?;
             let selection = index.select(&globs);
             if selection.members.is_empty() {
                 // Nothing of this archive is written.
@@ -290,7 +276,7 @@ impl ArtifactBackend {
                 .map(|m| (m.start, m.end))
                 .collect();
             place.unpack(&mut artifacts::member_index::SpanReader::new(
-                open()?,
+                spooled.open()?,
                 spans,
             ))?;
             Ok::<_, Error>(selection)
@@ -301,8 +287,42 @@ impl ArtifactBackend {
             members: selection.members.len(),
             unmatched: selection.unmatched,
             frames: (0, 0),
-            bytes: downloaded.fetched,
+            bytes: fetched,
             indexed: false,
+        })
+    }
+
+    /// The members of artifact `key`, and whether they come from its member index: from the
+    /// index when it has one (only the archive's end is read, as by
+    /// [`ArtifactBackend::member_index`]), else from the whole archive, downloaded and verified
+    /// into a temporary directory of the system's and read once.
+    ///
+    /// # Errors
+    /// As [`ArtifactBackend::member_index`], and as a whole download of the archive.
+    pub async fn archive_members(&self, key: &str) -> Result<(Vec<IndexedMember>, bool), Error> {
+        if let Some(index) = self.member_index(key).await? {
+            return Ok((index.members, true));
+        }
+        let parent = std::env::temp_dir();
+        let spooled = self.spool_whole(key, &parent).await?;
+        let index = storage_backend::blocking(move || spooled.scan()).await?;
+        Ok((index.members, false))
+    }
+
+    /// Archive `key` downloaded whole (verified) into a spool directory inside `parent`.
+    async fn spool_whole(&self, key: &str, parent: &Path) -> Result<Spooled, Error> {
+        let format = artifacts::ArchiveFormat::from_file_name(key)
+            .ok_or_else(|| Error::Artifacts(artifacts::Error::UnknownArchiveFormat(key.into())))?;
+        let dir = file_tree::temp_dir_in(parent, crate::extract_dir_name(key))
+            .map_err(|e| FileError::write(parent, e))?;
+        let archive = dir.path().join(key);
+        let downloaded = self.download_artifact(key, &archive).await?;
+        Ok(Spooled {
+            key: key.to_owned(),
+            format,
+            archive,
+            fetched: downloaded.fetched,
+            _dir: dir,
         })
     }
 
@@ -417,5 +437,32 @@ impl Placing {
                     .map(drop)
             }
         }
+    }
+}
+
+/// An archive downloaded whole into a spool directory, which goes when this is dropped (once
+/// the archive is closed: Windows keeps a directory holding an open file).
+struct Spooled {
+    key: String,
+    format: artifacts::ArchiveFormat,
+    archive: std::path::PathBuf,
+    /// Bytes downloaded.
+    fetched: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl Spooled {
+    /// The archive's tar stream.
+    fn open(&self) -> Result<Box<dyn std::io::Read + Send>, Error> {
+        let file =
+            fs_err::File::open(&self.archive).map_err(|e| FileError::read(&self.archive, e))?;
+        artifacts::decoder(self.format, std::io::BufReader::new(file))
+            .map_err(|e| Error::Artifacts(artifacts::Error::archive_read(&self.key, None, e)))
+    }
+
+    /// Its members, read from the whole tar stream.
+    fn scan(&self) -> Result<MemberIndex, Error> {
+        artifacts::member_index::index_tar_stream(self.open()?)
+            .map_err(|e| Error::Artifacts(artifacts::Error::archive_read(&self.key, None, e)))
     }
 }

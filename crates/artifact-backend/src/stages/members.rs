@@ -1,5 +1,5 @@
 //! `artifact_manager list-members`: what a run's archives hold, from their member indexes,
-//! without downloading them.
+//! without downloading them (archives without one are downloaded whole and read).
 
 use std::io::Write;
 
@@ -38,13 +38,16 @@ impl ListMembersRequest {
 pub struct ArchiveMembers {
     /// The archive's file name.
     pub archive: String,
-    /// Its members, from its index; `None` when it has no (trusted) index.
-    pub members: Option<Vec<IndexedMember>>,
+    /// Its members, in archive order.
+    pub members: Vec<IndexedMember>,
+    /// Whether they come from its member index (else the archive was downloaded whole).
+    pub indexed: bool,
 }
 
 /// Lists the members of the run's archives from their indexes (only each archive's end is
 /// read), one line per member (`TYPE SIZE PATH[ -> LINK]`) after a line per archive, or a
-/// JSON array with `--format json`. An archive without an index says so.
+/// JSON array with `--format json`. An archive without an index (pushed by another tool, xz)
+/// is downloaded whole, verified, and read ([`crate::ArtifactBackend::archive_members`]).
 ///
 /// # Errors
 /// As the fetches: the run, its listing, an index that is damaged or does not match its
@@ -64,27 +67,28 @@ pub async fn list_members(
     let lines = Lines::new(out);
     let found = indexes(request, &lines).await?;
     for archive in &found {
-        match &archive.members {
-            None => lines.line(format!(
-                "{}: no member index (an archive of another writer: only a whole download shows its members)",
-                archive.archive
-            )),
-            Some(members) => {
-                lines.line(format!("{}: {} members", archive.archive, members.len()));
-                for m in members {
-                    let link = m
-                        .link
-                        .as_deref()
-                        .map(|l| format!(" -> {l}"))
-                        .unwrap_or_default();
-                    lines.line(format!(
-                        "  {:<8} {:>12} {}{link}",
-                        m.kind.name(),
-                        m.size,
-                        m.path
-                    ));
-                }
-            }
+        let how = if archive.indexed {
+            ""
+        } else {
+            " (no member index: read from the whole archive)"
+        };
+        lines.line(format!(
+            "{}: {} members{how}",
+            archive.archive,
+            archive.members.len()
+        ));
+        for m in &archive.members {
+            let link = m
+                .link
+                .as_deref()
+                .map(|l| format!(" -> {l}"))
+                .unwrap_or_default();
+            lines.line(format!(
+                "  {:<8} {:>12} {}{link}",
+                m.kind.name(),
+                m.size,
+                m.path
+            ));
         }
     }
     match lines.take_error() {
@@ -109,11 +113,12 @@ async fn indexes(
     let backend = &backend;
     let mut found: Vec<ArchiveMembers> = futures::stream::iter(chosen)
         .map(|archive| async move {
-            let members = backend
-                .member_index(&archive)
-                .await?
-                .map(|index| index.members);
-            Ok::<_, crate::Error>(ArchiveMembers { archive, members })
+            let (members, indexed) = backend.archive_members(&archive).await?;
+            Ok::<_, crate::Error>(ArchiveMembers {
+                archive,
+                members,
+                indexed,
+            })
         })
         .buffered(request.run.concurrency.max(1))
         .collect::<Vec<_>>()
@@ -125,23 +130,22 @@ async fn indexes(
 }
 
 fn archive_json(archive: &ArchiveMembers) -> serde_json::Value {
-    let members = archive.members.as_ref().map(|members| {
-        members
-            .iter()
-            .map(|m| {
-                serde_json::json!({
-                    "path": m.path,
-                    "type": m.kind.name(),
-                    "size": m.size,
-                    "mode": format!("{:o}", m.mode),
-                    "link": m.link,
-                })
+    let members: Vec<serde_json::Value> = archive
+        .members
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "path": m.path,
+                "type": m.kind.name(),
+                "size": m.size,
+                "mode": format!("{:o}", m.mode),
+                "link": m.link,
             })
-            .collect::<Vec<_>>()
-    });
+        })
+        .collect();
     serde_json::json!({
         "archive": archive.archive,
-        "indexed": members.is_some(),
+        "indexed": archive.indexed,
         "members": members,
     })
 }

@@ -243,4 +243,35 @@ async fn members_of_a_local_staging_dir_and_of_an_archive_without_an_index() {
     let mut left = crate::names_in(&out);
     left.sort();
     assert_eq!(left, ["core_lib_generic", "core_lib_gfx942"]);
+
+    // Listed: from the index, and from the whole xz archive; the same members either way.
+    let (indexed, from_index) = backend.archive_members(KEY).await.unwrap();
+    let (whole, from_whole) = backend
+        .archive_members("core_lib_gfx942.tar.xz")
+        .await
+        .unwrap();
+    assert!(from_index && !from_whole);
+    let described = |members: &[artifacts::member_index::IndexedMember]| -> Vec<String> {
+        members
+            .iter()
+            .map(|m| format!("{} {} {} {:?}", m.path, m.kind.name(), m.size, m.link))
+            .collect()
+    };
+    assert_eq!(described(&whole), described(&indexed));
+    assert!(
+        whole
+            .iter()
+            .any(|m| m.path == "core/stage/share/z-last.txt")
+    );
+    // A whole archive that is not what its sidecar says is refused, not listed.
+    let xz = run.join("core_lib_gfx942.tar.xz");
+    let mut bytes = fs_err::read(&xz).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    fs_err::write(&xz, &bytes).unwrap();
+    let err = backend
+        .archive_members("core_lib_gfx942.tar.xz")
+        .await
+        .unwrap_err();
+    assert!(err.is_wrong_content(), "{err}");
 }
