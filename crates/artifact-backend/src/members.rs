@@ -256,7 +256,6 @@ impl ArtifactBackend {
         output_dir: &Path,
         flatten: Option<Arc<FlattenIndex>>,
     ) -> Result<MembersFetched, Error> {
-        fs_err::create_dir_all(output_dir).map_err(|e| FileError::write(output_dir, e))?;
         let spooled = self.spool_whole(key, output_dir).await?;
         let fetched = spooled.fetched;
         let place = self.placing(key, output_dir, flatten);
@@ -309,12 +308,20 @@ impl ArtifactBackend {
         Ok((index.members, false))
     }
 
-    /// Archive `key` downloaded whole (verified) into a spool directory inside `parent`.
+    /// Archive `key` downloaded whole (verified) into a spool directory inside `parent`
+    /// (made when missing).
     async fn spool_whole(&self, key: &str, parent: &Path) -> Result<Spooled, Error> {
         let format = artifacts::ArchiveFormat::from_file_name(key)
             .ok_or_else(|| Error::Artifacts(artifacts::Error::UnknownArchiveFormat(key.into())))?;
-        let dir = file_tree::temp_dir_in(parent, crate::extract_dir_name(key))
-            .map_err(|e| FileError::write(parent, e))?;
+        let (at, name) = (
+            parent.to_path_buf(),
+            crate::extract_dir_name(key).to_owned(),
+        );
+        let dir = storage_backend::blocking(move || {
+            fs_err::create_dir_all(&at).map_err(|e| FileError::write(&at, e))?;
+            file_tree::temp_dir_in(&at, &name).map_err(|e| FileError::write(&at, e))
+        })
+        .await?;
         let archive = dir.path().join(key);
         let downloaded = self.download_artifact(key, &archive).await?;
         Ok(Spooled {

@@ -68,13 +68,18 @@ fn a_member_tar_takes_each_span_from_the_frame_that_holds_it_or_says_it_was_not_
             .map(|&(from, to)| Ok((from as u64, stream[from..to].to_vec())))
             .collect()
     };
+    // The tar of members 1 and 3 from `frames`, read to its end.
+    let read_all = |frames: Vec<io::Result<(u64, Vec<u8>)>>| {
+        let mut out = Vec::new();
+        index
+            .member_tar(&[1, 3], frames)
+            .unwrap()
+            .read_to_end(&mut out)
+            .map(|_| out)
+    };
+
     // Members 1 and 3 from frames 50..250 and 250..400 (a gap and a span across frames).
-    let mut out = Vec::new();
-    index
-        .member_tar(&[1, 3], frames(&[(50, 250), (250, 400)]))
-        .unwrap()
-        .read_to_end(&mut out)
-        .unwrap();
+    let out = read_all(frames(&[(50, 250), (250, 400)])).unwrap();
     let mut expected = b"HEAD".to_vec();
     expected.extend_from_slice(&stream[100..200]);
     expected.extend_from_slice(&stream[300..400]);
@@ -82,28 +87,16 @@ fn a_member_tar_takes_each_span_from_the_frame_that_holds_it_or_says_it_was_not_
     assert_eq!(out, expected);
 
     // Frames that leave member 3's first bytes out.
-    let err = index
-        .member_tar(&[1, 3], frames(&[(50, 250), (320, 400)]))
-        .unwrap()
-        .read_to_end(&mut Vec::new())
-        .unwrap_err();
+    let err = read_all(frames(&[(50, 250), (320, 400)])).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
     assert!(err.to_string().contains("bytes at 300"), "{err}");
 
     // Frames that end inside it; a frame's own error is the stream's.
-    let err = index
-        .member_tar(&[1, 3], frames(&[(50, 250), (250, 350)]))
-        .unwrap()
-        .read_to_end(&mut Vec::new())
-        .unwrap_err();
+    let err = read_all(frames(&[(50, 250), (250, 350)])).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     let mut failing = frames(&[(50, 250)]);
     failing.push(Err(io::Error::other("frame 2 is not the index's")));
-    let err = index
-        .member_tar(&[1, 3], failing)
-        .unwrap()
-        .read_to_end(&mut Vec::new())
-        .unwrap_err();
+    let err = read_all(failing).unwrap_err();
     assert!(err.to_string().contains("frame 2"), "{err}");
 
     // Without a prologue there is no manifest to put first.
