@@ -570,8 +570,8 @@ impl FlattenIndex {
 /// Moves the tree `from` into `to`: a directory `to` does not have yet in one rename (all of
 /// it then belongs to this artifact), else entry by entry. A path another artifact of this
 /// fetch already put there must have the same content (else an error naming both artifacts;
-/// one still unpacking into the tree is waited for); a path left by an earlier run is
-/// replaced.
+/// one still unpacking into the tree is waited for), and the copy of the artifact whose key
+/// sorts first stays; a path left by an earlier run is replaced.
 pub(crate) fn merge(
     from: &Path,
     to: &Path,
@@ -621,8 +621,19 @@ pub(crate) fn merge(
                 if !same_content(&src, &dst).map_err(|e| FileError::read(&dst, e))? {
                     return Err(conflict(other));
                 }
-                drop(owners);
-                index.share(&rel_child, key);
+                if key < other.as_str() {
+                    // The copy of the artifact that sorts first is the one kept (its mode and
+                    // mtime), whichever arrived first: the tree is the same on every run, and
+                    // what `build_tarballs` writes.
+                    file_tree::rename_replacing(&src, &dst)
+                        .map_err(|e| FileError::write(&dst, e))?;
+                    owners.insert(rel_child.clone(), Owner::placed(key));
+                    drop(owners);
+                    index.share(&rel_child, &other);
+                } else {
+                    drop(owners);
+                    index.share(&rel_child, key);
+                }
                 continue;
             }
             if m.is_dir() {

@@ -508,6 +508,80 @@ async fn local_archives_wait_for_a_permit_instead_of_the_spool() {
     }
 }
 
+/// A file two artifacts hold with the same content but other metadata (built a second apart,
+/// one of them executable): the flattened tree holds the copy of the artifact whose name sorts
+/// first, whichever is fetched first, so every fetch of the run gives the same tree.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_file_is_the_first_artifacts_copy_whatever_the_order() {
+    let t = tempfile::tempdir().unwrap();
+    let b = local(t.path(), "9");
+    let run = t.path().join("9-linux");
+    fs_err::create_dir_all(&run).unwrap();
+    let (first, last) = ("a_lib_generic.tar.zst", "z_lib_generic.tar.zst");
+    for (key, mtime, mode) in [(first, 1_700_000_000, 0o644), (last, 1_700_000_001, 0o755)] {
+        let src = t.path().join(format!("src-{key}"));
+        write(&src.join("common.txt"), b"the same in both\n");
+        write(&src.join("own.txt"), key.as_bytes());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let perms = std::fs::Permissions::from_mode(mode);
+            fs_err::set_permissions(src.join("common.txt"), perms).unwrap();
+        }
+        let _ = mode;
+        let mut w = ArchiveWriter::create(&run.join(key), Compression::Zstd { level: 1 }).unwrap();
+        w.append_data("artifact_manifest.txt", b"s\n", 0o644)
+            .unwrap();
+        w.append_normalized("s/share/common.txt", &src.join("common.txt"), mtime)
+            .unwrap();
+        w.append_normalized(&format!("s/share/{key}.txt"), &src.join("own.txt"), mtime)
+            .unwrap();
+        w.finish().unwrap();
+        let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(key)).unwrap());
+        write(
+            &run.join(format!("{key}.sha256sum")),
+            format!("{digest}  {key}\n").as_bytes(),
+        );
+    }
+    for order in [[last, first], [first, last]] {
+        let out = t.path().join(format!("out-{}", order[0]));
+        let index = Arc::new(FlattenIndex::default());
+        for key in order {
+            let got = b
+                .fetch_extracted(key, &out, Layout::Flatten, index.clone())
+                .await
+                .unwrap();
+            assert!(got.verified, "{key}");
+        }
+        let common = out.join("share/common.txt");
+        assert_eq!(fs_err::read(&common).unwrap(), b"the same in both\n");
+        let mtime = fs_err::metadata(&common).unwrap().modified().unwrap();
+        assert_eq!(
+            mtime,
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+            "{order:?}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs_err::metadata(&common).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "{order:?}");
+        }
+        assert_eq!(
+            entries(&out.join("share")),
+            [
+                "a_lib_generic.tar.zst.txt",
+                "common.txt",
+                "z_lib_generic.tar.zst.txt"
+            ]
+        );
+        for key in order {
+            let own = out.join(format!("share/{key}.txt"));
+            assert_eq!(fs_err::read_to_string(own).unwrap(), key);
+        }
+    }
+}
+
 /// Writes the archive `{run}/{name}` of `members` (below the manifest path `s`) and its
 /// sidecar: the archive's digest, or another one when `sidecar_matches` is false.
 fn archive_with_sidecar(
