@@ -102,7 +102,7 @@ impl Run {
         );
         // The shared file of `core` made an hour after `base`'s: the tarball and the flattened
         // fetch both keep `base`'s copy (the archive that sorts first), whichever comes first.
-        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        let later = std::time::SystemTime::now() + std::time::Duration::from_hours(1);
         fs_err::File::options()
             .write(true)
             .open(build.join("artifacts/core_lib_generic/core/stage/share/common.txt"))
