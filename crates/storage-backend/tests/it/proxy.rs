@@ -220,7 +220,9 @@ async fn every_fault_kind_on_every_operation_is_retried() {
                         at += bytes.len() as u64;
                         got.extend_from_slice(bytes);
                     }
-                    assert!(writes.len() >= 4, "{case}: {} writes", writes.len());
+                    // How many depends on how the body's pieces arrive (a loopback may hand
+                    // over 700 kB at once): two at least, each under the 2 MB range.
+                    assert!(writes.len() >= 2, "{case}: {} writes", writes.len());
                     assert!(
                         got == original[1000..2_001_000],
                         "{case}: {} bytes",
