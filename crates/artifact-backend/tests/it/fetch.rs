@@ -316,11 +316,7 @@ async fn decoder_thread_unpacks_the_same_and_fails_the_same() {
             .unwrap();
         }
         w.finish().unwrap();
-        let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap());
-        write(
-            &run.join(format!("{name}.sha256sum")),
-            format!("{digest}  {name}\n").as_bytes(),
-        );
+        write_sidecar(&run, name, true);
     }
     let unpack = |decoder_thread| artifact_backend::Unpacking {
         layout: Layout::Full,
@@ -481,11 +477,7 @@ async fn local_archives_wait_for_a_permit_instead_of_the_spool() {
         w.append_data(&format!("s/big{i}.bin"), &big, 0o644)
             .unwrap();
         w.finish().unwrap();
-        let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(key)).unwrap());
-        write(
-            &run.join(format!("{key}.sha256sum")),
-            format!("{digest}  {key}\n").as_bytes(),
-        );
+        write_sidecar(&run, key, true);
     }
     let blocker = t.path().join("not-a-directory");
     write(&blocker, b"x");
@@ -537,11 +529,7 @@ async fn a_shared_file_is_the_first_artifacts_copy_whatever_the_order() {
         w.append_normalized(&format!("s/share/{key}.txt"), &src.join("own.txt"), mtime)
             .unwrap();
         w.finish().unwrap();
-        let digest = rock_ci_test_support::sha256_hex(&fs_err::read(run.join(key)).unwrap());
-        write(
-            &run.join(format!("{key}.sha256sum")),
-            format!("{digest}  {key}\n").as_bytes(),
-        );
+        write_sidecar(&run, key, true);
     }
     for order in [[last, first], [first, last]] {
         let out = t.path().join(format!("out-{}", order[0]));
@@ -598,7 +586,13 @@ fn archive_with_sidecar(
         w.append_data(&format!("s/{path}"), data, 0o644).unwrap();
     }
     w.finish().unwrap();
-    let digest = if sidecar_matches {
+    write_sidecar(run, name, sidecar_matches);
+}
+
+/// Writes the sidecar `{run}/{name}.sha256sum`: the archive's digest, or another one when
+/// `matches` is false.
+fn write_sidecar(run: &Path, name: &str, matches: bool) {
+    let digest = if matches {
         rock_ci_test_support::sha256_hex(&fs_err::read(run.join(name)).unwrap())
     } else {
         "0".repeat(64)
