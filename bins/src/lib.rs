@@ -319,6 +319,15 @@ pub fn parse_bucket(s: &str) -> Result<String, String> {
     Ok(s.to_owned())
 }
 
+/// Parses a calendar date written `YYYYMMDD` for clap.
+pub fn parse_yyyymmdd(s: &str) -> Result<String, String> {
+    if py_packaging::valid_yyyymmdd(s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!("{s:?} is not a calendar date written YYYYMMDD"))
+    }
+}
+
 /// Parses a [`Platform`] for clap, with the allowed values in the error.
 pub fn parse_platform(s: &str) -> Result<Platform, String> {
     s.parse()

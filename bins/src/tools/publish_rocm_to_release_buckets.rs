@@ -37,6 +37,10 @@ struct Args {
     /// List the sources and print every planned copy; copy nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Date of the native package directories, `YYYYMMDD` (default: today's UTC date). A run
+    /// republished on a later day gives its first day to land on the same keys.
+    #[arg(long, value_parser = rock_ci::parse_yyyymmdd)]
+    date: Option<String>,
     /// Build variant.
     #[arg(long, default_value = "release", value_parser = ["release", "asan"])]
     build_variant: String,
@@ -71,6 +75,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     publication.asan = args.build_variant == "asan";
     publication.concurrency = args.copy_concurrency;
     publication.dry_run = args.dry_run;
+    publication.date = args.date;
     let progress = Arc::new(Progress::for_stderr(args.log.quiet));
     let mut stdout = std::io::stdout();
     publish_run(&publication, progress, &lookup, &mut stdout, &mut log).await?;

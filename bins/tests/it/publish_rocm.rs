@@ -109,7 +109,11 @@ fn r1_keys(date: &str) -> Vec<String> {
     keys
 }
 
-const R1: [&str; 9] = [
+/// The date the tests name with `--date` (one test leaves it to today's).
+const DATE: &str = "20260722";
+
+const R1: [&str; 10] = [
+    "--date=20260722",
     "--run-id",
     "123",
     "--platform",
@@ -127,10 +131,10 @@ fn r1_structured_publication_and_rerun() {
     let server = S3Server::start();
     seed(&server, "therock-dev-artifacts", "123-linux", &FIXTURE);
     server.create_bucket("therock-repo-amd-dev-core");
-    let date = today();
+    let date = DATE;
     let out = run(&server, &R1);
     assert_ok(&out);
-    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
+    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(date));
     let dst = server.root().join("therock-repo-amd-dev-core");
     assert_eq!(
         fs_err::read_to_string(dst.join(
@@ -163,7 +167,45 @@ fn r1_structured_publication_and_rerun() {
         stderr.contains("Copied 0 tarballs (2 more already in place with the same content)\n"),
         "{stderr}"
     );
+    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(date));
+}
+
+// Without `--date` the native repositories are dated today (UTC); a rerun on a later day
+// that names the first day's date lands on the same keys and copies nothing.
+#[test]
+fn the_native_package_date_is_today_unless_named() {
+    let server = S3Server::start();
+    seed(&server, "therock-dev-artifacts", "123-linux", &FIXTURE);
+    server.create_bucket("therock-repo-amd-dev-core");
+    let before = today();
+    let out = run(&server, &R1[1..]);
+    let after = today();
+    assert_ok(&out);
+    let keys = stored(&server, "therock-repo-amd-dev-core");
+    let date = [before, after]
+        .into_iter()
+        .find(|d| keys == r1_keys(d))
+        .unwrap_or_else(|| panic!("not dated today: {keys:?}"));
+    let mut args = R1[1..].to_vec();
+    let named = format!("--date={date}");
+    args.push(&named);
+    let out = run(&server, &args);
+    assert_ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("10 objects were already published with the same content"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
+
+    // Another day is another directory beside the first.
+    let out = run(&server, &R1);
+    assert_ok(&out);
+    let keys = stored(&server, "therock-repo-amd-dev-core");
+    for key in r1_keys(DATE).iter().chain(&r1_keys(&date)) {
+        assert!(keys.contains(key), "{key} not in {keys:?}");
+    }
 }
 
 // A publication cut short by a failing copy: every other package is still copied, the native
@@ -177,7 +219,7 @@ fn a_half_finished_publication_completes_on_rerun_with_indexes_last() {
     let server = S3Server::start();
     seed(&server, "therock-dev-artifacts", "123-linux", &FIXTURE);
     server.create_bucket("therock-repo-amd-dev-core");
-    let date = today();
+    let date = DATE;
     // Every copy request in the order it reached the server (its destination key).
     let copies = Arc::new(Mutex::new(Vec::<String>::new()));
     let proxy = |broken: Option<&'static str>| {
@@ -220,7 +262,7 @@ fn a_half_finished_publication_completes_on_rerun_with_indexes_last() {
     let broken = proxy(Some("amdrocm-core_8.0.0_amd64.deb"));
     let out = run_via(&broken);
     assert_fails_with(&out, 1, "amdrocm-core_8.0.0_amd64.deb", "a failed copy");
-    let left: Vec<String> = r1_keys(&date)
+    let left: Vec<String> = r1_keys(date)
         .into_iter()
         .filter(|k| !k.contains("amdrocm-core_8.0.0_amd64.deb") && !is_index(&format!("/{k}")))
         .collect();
@@ -234,7 +276,7 @@ fn a_half_finished_publication_completes_on_rerun_with_indexes_last() {
     let fixed = proxy(None);
     let out = run_via(&fixed);
     assert_ok(&out);
-    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(&date));
+    assert_eq!(stored(&server, "therock-repo-amd-dev-core"), r1_keys(date));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("7 objects were already published with the same content"),
@@ -259,7 +301,7 @@ fn r2_r3_r4_variants() {
     args.extend(["--build-variant", "asan"]);
     let out = run(&server, &args);
     assert_ok(&out);
-    let date = today();
+    let date = DATE;
     assert_eq!(
         stored(&server, "therock-repo-amd-dev-core"),
         [
@@ -425,6 +467,18 @@ fn r7_r11_usage_errors() {
         ],
     );
     assert_fails_with(&out, 2, "'darwin'", "platform");
+    for bad in ["20260230", "2026-07-22", "today", ""] {
+        let mut args = R1[1..].to_vec();
+        let date = format!("--date={bad}");
+        args.push(&date);
+        let out = run(&server, &args);
+        assert_fails_with(
+            &out,
+            2,
+            &format!("{bad:?} is not a calendar date written YYYYMMDD"),
+            "date",
+        );
+    }
     assert_eq!(server.requests(), 0);
 }
 
@@ -593,7 +647,7 @@ fn different_published_files_are_not_replaced() {
     assert_eq!(fs_err::read_to_string(&nested).unwrap(), "other bytes");
 
     fs_err::remove_file(&nested).unwrap();
-    let date = today();
+    let date = DATE;
     let release = Path::new("therock-repo-amd-dev-core/v5/rocm/core/packages/deb")
         .join(format!("{date}-123/dists/stable/Release"));
     let release = server.root().join(release);

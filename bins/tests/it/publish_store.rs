@@ -84,7 +84,9 @@ fn rocm_run_published_with_types_and_digests() {
         fs_err::write(&path, data).unwrap();
         store.upload(&path, src, &format!("{run_id}-linux/{rel}"));
     }
+    // The date is named: a rerun after midnight would otherwise publish a second dated copy.
     let args = [
+        "--date=20261207",
         "--run-id",
         run_id.as_str(),
         "--platform",
@@ -106,6 +108,7 @@ fn rocm_run_published_with_types_and_digests() {
             || panic!("no deb line in {stderr}"),
             |d| d.trim_end_matches('/').to_owned(),
         );
+    assert_eq!(date, format!("20261207-{run_id}"));
     let destination = |rel: &str| -> String {
         let name = rel.rsplit('/').next().unwrap();
         if let Some(t) = rel.strip_prefix("tarballs/") {

@@ -80,6 +80,9 @@ pub struct RunPublication {
     pub concurrency: usize,
     /// Print the planned copies, copy nothing.
     pub dry_run: bool,
+    /// The date of the native package directories (`YYYYMMDD`); today's UTC date when
+    /// `None`. A run republished on a later day names its first day to land on the same keys.
+    pub date: Option<String>,
 }
 
 impl RunPublication {
@@ -101,13 +104,15 @@ impl RunPublication {
             asan: false,
             concurrency: storage_backend::DEFAULT_CONCURRENCY,
             dry_run: false,
+            date: None,
         }
     }
 }
 
 /// Publishes a run: resolves its output root in the artifacts bucket (the selection report
-/// to `log`), plans every copy with today's date for the native package directories, and
-/// [`copy`]s (the `[DRY RUN]` lines to `out` in a dry run), telling how many objects were
+/// to `log`), plans every copy with the publication's date (else today's UTC date) for the
+/// native package directories, and [`copy`]s (the `[DRY RUN]` lines to `out` in a dry run),
+/// telling how many objects were
 /// already published.
 ///
 /// # Errors
@@ -136,9 +141,12 @@ pub async fn publish_run(
     .await;
     log.write_all(&report).map_err(Error::Output)?;
     let (run, _) = resolved?;
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let date = publication.date.clone().unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        file_tree::utc_date_stamp(secs).unwrap_or_default()
+    });
     let release = RocmRelease {
         release_type: publication.release_type,
         run,
@@ -146,7 +154,7 @@ pub async fn publish_run(
         native_packages: publication.platform == Platform::Linux
             && !publication.skip_native_packages,
         asan: publication.asan,
-        date: file_tree::utc_date_stamp(secs).unwrap_or_default(),
+        date,
     };
     let destination = release.destination()?;
     let mut options = TransferOptions::default();
