@@ -36,24 +36,32 @@ if [ "${#windows_missing[@]}" -gt 0 ] || ! windows_rustc_ok; then
 fi
 
 wine=/usr/lib/wine/wine64
-export WINEPREFIX="$windows_out/wineprefix"
 export WINEDEBUG=-all
 # No Mono or Gecko: nothing here needs .NET or HTML, and their installers would be offered.
 export WINEDLLOVERRIDES="mscoree,mshtml="
-windows_system32="$WINEPREFIX/drive_c/windows/system32"
-if [ ! -f "$windows_system32/bcryptprimitives.dll" ]; then
-    echo "creating the Wine prefix $WINEPREFIX"
-    "$wine" wineboot --init >/dev/null 2>&1
-    /usr/lib/wine/wineserver -w
-    x86_64-w64-mingw32-gcc -shared -O2 -Wl,--kill-at -o "$windows_out/bcryptprimitives.dll" \
-        scripts/windows/processprng.c -ladvapi32
-    cp "$windows_out/bcryptprimitives.dll" "$windows_system32/bcryptprimitives.dll"
-fi
-
-# TheRock's Windows jobs build on a drive of their own (B:\build): the tests that check paths on
-# another drive than the system's use B:, which maps to target/windows/drive-b.
 mkdir -p "$windows_out/drive-b"
-ln -sfn "$windows_out/drive-b" "$WINEPREFIX/dosdevices/b:"
+
+# Makes the Wine prefix $1 when it is missing: Wine's defaults, the bcryptprimitives.dll built
+# here, and TheRock's build drive. TheRock's Windows jobs build on a drive of their own
+# (B:\build): the tests that check paths on another drive than the system's use B:, which maps
+# to target/windows/drive-b.
+windows_prefix() {
+    local prefix=$1
+    local system32="$prefix/drive_c/windows/system32"
+    if [ ! -f "$system32/bcryptprimitives.dll" ]; then
+        echo "creating the Wine prefix $prefix"
+        WINEPREFIX="$prefix" "$wine" wineboot --init >/dev/null 2>&1
+        WINEPREFIX="$prefix" /usr/lib/wine/wineserver -w
+        if [ ! -f "$windows_out/bcryptprimitives.dll" ]; then
+            x86_64-w64-mingw32-gcc -shared -O2 -Wl,--kill-at -o "$windows_out/bcryptprimitives.dll" \
+                scripts/windows/processprng.c -ladvapi32
+        fi
+        cp "$windows_out/bcryptprimitives.dll" "$system32/bcryptprimitives.dll"
+    fi
+    ln -sfn "$windows_out/drive-b" "$prefix/dosdevices/b:"
+}
+export WINEPREFIX="$windows_out/wineprefix"
+windows_prefix "$WINEPREFIX"
 
 # Debian's rustc and cargo, called by path: the rustup proxies first on PATH would pick the
 # toolchain of rust-toolchain.toml, which has no Windows std.

@@ -24,12 +24,20 @@ pub fn symlink_replacing(target: &Path, link: &Path) -> Result<(), FileError> {
 /// A [`FileError`] naming the directory, the temporary link or `link` itself.
 pub fn hard_link_replacing(target: &Path, link: &Path) -> Result<(), FileError> {
     replacing(link, |temp| {
-        std::fs::hard_link(target, temp).or_else(|_| std::fs::copy(target, temp).map(drop))
+        std::fs::hard_link(target, temp).or_else(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                Err(e)
+            } else {
+                std::fs::copy(target, temp).map(drop)
+            }
+        })
     })
 }
 
-/// Runs `make` on a temporary name beside `link` (its directory created when missing), then
-/// renames the temporary over `link`.
+/// Runs `make` on a new temporary name beside `link` (its directory created when missing),
+/// then renames the temporary over `link`. The temporary's name is random, not the process id:
+/// processes whose ids repeat (under another host or container sharing the directory, or
+/// another Wine server) link at once without taking each other's temporaries.
 fn replacing(link: &Path, make: impl Fn(&Path) -> io::Result<()>) -> Result<(), FileError> {
     let dir = link.parent().unwrap_or(Path::new("."));
     let name = link
@@ -37,13 +45,12 @@ fn replacing(link: &Path, make: impl Fn(&Path) -> io::Result<()>) -> Result<(), 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     fs_create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
-    let temp = dir.join(format!(".{name}.{}.link.partial", std::process::id()));
-    let _ = remove_file(&temp);
-    make(&temp).map_err(|e| FileError::write(&temp, e))?;
-    if let Err(e) = rename(&temp, link) {
-        let _ = remove_file(&temp);
-        return Err(FileError::write(link, e));
-    }
+    let temp = crate::temp::make_in(dir, &format!("{name}.link"), |temp| make(temp))
+        .map_err(|e| FileError::write(dir.join(format!(".{name}.link.XXXXXX.partial")), e))?;
+    rename(&temp, link).map_err(|e| FileError::write(link, e))?;
+    // Removed when dropped, when still there: the rename failed, or did nothing (a rename of a
+    // hard link over another name of the same file leaves both names).
+    drop(temp);
     Ok(())
 }
 
@@ -53,14 +60,6 @@ fn replacing(link: &Path, make: impl Fn(&Path) -> io::Result<()>) -> Result<(), 
 )]
 fn fs_create_dir_all(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)
-}
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the caller names the path in FileError"
-)]
-fn remove_file(path: &Path) -> io::Result<()> {
-    std::fs::remove_file(path)
 }
 
 #[expect(

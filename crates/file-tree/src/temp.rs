@@ -34,6 +34,23 @@ pub fn temp_dir_in(dir: &Path, name: &str) -> io::Result<tempfile::TempDir> {
     with_builder(name, 0o777, |b| b.tempdir_in(dir))
 }
 
+/// Runs `make` on a new name `.{name}.XXXXXX.partial` in `dir` that nothing holds (another
+/// random name when `make` finds one taken: it must fail with `AlreadyExists` then), and
+/// returns that name, removed when dropped. Unique whatever else writes in `dir`: other
+/// threads, or processes whose ids repeat (other hosts or containers sharing the directory).
+pub(crate) fn make_in(
+    dir: &Path,
+    name: &str,
+    make: impl FnMut(&Path) -> io::Result<()>,
+) -> io::Result<tempfile::TempPath> {
+    let prefix = format!(".{name}.");
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".partial")
+        .make_in(dir, make)
+        .map(tempfile::NamedTempFile::into_temp_path)
+}
+
 // The modes checked are Unix's (the umask and mode bits); Windows files have no such bits.
 #[cfg(all(test, unix))]
 mod tests;

@@ -72,3 +72,29 @@ fn a_hard_link_replaces_a_file_and_leaves_no_temporary() {
         .collect();
     assert_eq!(names, ["tool.exe"]);
 }
+
+// Linkers of one name at once (threads of one process here: their process ids are the same, as
+// those of processes under two Wine servers or two containers can be) all succeed, and leave
+// the link and no temporary.
+#[test]
+fn linkers_of_one_name_at_once_all_succeed() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("bin");
+    let target = t.path().join("a");
+    fs_err::write(&target, "a").unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    hard_link_replacing(&target, &dir.join("tool.exe")).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(fs_err::read_to_string(dir.join("tool.exe")).unwrap(), "a");
+    let names: Vec<_> = fs_err::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["tool.exe"]);
+}
