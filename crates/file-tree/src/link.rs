@@ -45,7 +45,7 @@ fn replacing(link: &Path, make: impl Fn(&Path) -> io::Result<()>) -> Result<(), 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     fs_create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
-    let temp = crate::temp::make_in(dir, &format!("{name}.link"), |temp| make(temp))
+    let temp = crate::temp::make_in(dir, &format!("{name}.link"), &make)
         .map_err(|e| FileError::write(dir.join(format!(".{name}.link.XXXXXX.partial")), e))?;
     rename(&temp, link).map_err(|e| FileError::write(link, e))?;
     // Removed when dropped, when still there: the rename failed, or did nothing (a rename of a

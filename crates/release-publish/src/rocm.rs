@@ -112,8 +112,7 @@ impl RunPublication {
 /// Publishes a run: resolves its output root in the artifacts bucket (the selection report
 /// to `log`), plans every copy with the publication's date (else today's UTC date) for the
 /// native package directories, and [`copy`]s (the `[DRY RUN]` lines to `out` in a dry run),
-/// telling how many objects were
-/// already published.
+/// telling how many objects were already published.
 ///
 /// # Errors
 /// [`Error::RunRoot`], the backend's errors, and those of [`RocmRelease::plan`] and [`copy`].

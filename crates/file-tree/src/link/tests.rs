@@ -5,6 +5,16 @@
 
 use super::{hard_link_replacing, symlink_replacing};
 
+/// The names in `dir`, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<_> = fs_err::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
 // Symbolic links: Windows makes them only with a privilege.
 #[cfg(unix)]
 #[test]
@@ -28,12 +38,7 @@ fn a_link_replaces_a_file_and_an_older_link_and_leaves_no_temporary() {
     symlink_replacing(&a, &dir.join("other")).unwrap();
     assert_eq!(fs_err::read_link(dir.join("other")).unwrap(), a);
 
-    let mut names: Vec<_> = fs_err::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["other", "tool"]);
+    assert_eq!(names(&dir), ["other", "tool"]);
 }
 
 // Symbolic links: Windows makes them only with a privilege.
@@ -46,11 +51,7 @@ fn a_link_over_a_directory_fails_naming_it() {
     let err = symlink_replacing(t.path(), &busy).unwrap_err();
     assert!(err.to_string().contains("busy"), "{err}");
     // No temporary is left beside it.
-    let names: Vec<_> = fs_err::read_dir(t.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    assert_eq!(names, ["busy"]);
+    assert_eq!(names(t.path()), ["busy"]);
 }
 
 #[test]
@@ -66,11 +67,7 @@ fn a_hard_link_replaces_a_file_and_leaves_no_temporary() {
     hard_link_replacing(&b, &dir.join("tool.exe")).unwrap();
     assert_eq!(fs_err::read_to_string(dir.join("tool.exe")).unwrap(), "b");
     assert_eq!(fs_err::read_to_string(&a).unwrap(), "a");
-    let names: Vec<_> = fs_err::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    assert_eq!(names, ["tool.exe"]);
+    assert_eq!(names(&dir), ["tool.exe"]);
 }
 
 // Linkers of one name at once (threads of one process here: their process ids are the same, as
@@ -92,9 +89,5 @@ fn linkers_of_one_name_at_once_all_succeed() {
         }
     });
     assert_eq!(fs_err::read_to_string(dir.join("tool.exe")).unwrap(), "a");
-    let names: Vec<_> = fs_err::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    assert_eq!(names, ["tool.exe"]);
+    assert_eq!(names(&dir), ["tool.exe"]);
 }
