@@ -4,16 +4,7 @@
 )]
 
 use super::{hard_link_replacing, symlink_replacing};
-
-/// The names in `dir`, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<_> = fs_err::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
-}
+use crate::tests::names;
 
 // Symbolic links: Windows makes them only with a privilege.
 #[cfg(unix)]

@@ -1,13 +1,6 @@
 use super::*;
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs_err::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::tests::names;
 
 #[test]
 fn a_commit_replaces_the_tree_and_a_drop_keeps_it() {
